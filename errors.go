@@ -1,0 +1,70 @@
+package ttlstore
+
+import (
+	"errors"
+	"strconv"
+)
+
+// The errors a Collection returns. Every error it returns wraps exactly one of
+// these, with the operation, the document id and the offending value in its
+// message; match them with errors.Is.
+var (
+	// ErrNotFound is returned when no live document has the id: it never
+	// existed, was deleted, or has expired (whether or not it was swept yet).
+	ErrNotFound = errors.New("not found")
+
+	// ErrConflict is returned by Create when a live document already has the id.
+	ErrConflict = errors.New("conflict: a live document has this id")
+
+	// ErrPreconditionFailed is returned by ReplaceIfMatch and DeleteIfMatch
+	// when the live document's _etag differs from the one given.
+	ErrPreconditionFailed = errors.New("precondition failed: _etag does not match")
+
+	// ErrInvalidTTL is returned when a document's top-level ttl, or a
+	// DefaultTTL, is not -1 or an integer from 1 to 2147483647.
+	ErrInvalidTTL = errors.New("invalid ttl")
+
+	// ErrInvalidDocument is returned when a write is not a JSON object of
+	// valid UTF-8 with a valid string id; the message says what is wrong.
+	ErrInvalidDocument = errors.New("invalid document")
+
+	// ErrTooLarge is returned when a document's JSON is longer than
+	// Options.MaxDocumentSize.
+	ErrTooLarge = errors.New("document too large")
+
+	// ErrInvalidOptions is returned by New when an Options field is out of
+	// range; the message names the field.
+	ErrInvalidOptions = errors.New("invalid options")
+
+	// ErrClosed is returned by calls made after Close.
+	ErrClosed = errors.New("collection closed")
+)
+
+// opError is the error returned for a failed call on one document. It is a
+// small struct rather than fmt.Errorf so that the not-found path of Read costs
+// one small allocation.
+type opError struct {
+	op     string // "read", "create", ...
+	id     string // the document id, when known
+	detail string // what was wrong, when there is more to say than err
+	err    error  // one of the sentinels above
+}
+
+func (e *opError) Error() string {
+	s := "ttlstore: " + e.op
+	if e.id != "" {
+		s += " " + strconv.Quote(e.id)
+	}
+	if e.detail != "" {
+		s += ": " + e.detail
+	}
+	return s + ": " + e.err.Error()
+}
+
+func (e *opError) Unwrap() error { return e.err }
+
+func newError(op, id string, err error) error { return &opError{op: op, id: id, err: err} }
+
+func newErrorDetail(op, id string, err error, detail string) error {
+	return &opError{op: op, id: id, err: err, detail: detail}
+}
