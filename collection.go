@@ -1,0 +1,722 @@
+package ttlstore
+
+import (
+	"encoding/json"
+	"errors"
+	"hash/maphash"
+	"iter"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/ttlstore/ttlstore/internal/jsonscan"
+)
+
+// Defaults for the Options fields whose zero value means "the default".
+const (
+	// DefaultSweepInterval is the shortest time between two background
+	// sweeps when Options.SweepInterval is zero.
+	DefaultSweepInterval = time.Second
+
+	// DefaultSweepBatch is the most documents a sweep deletes from one shard
+	// before it releases the shard's lock, when Options.SweepBatch is zero.
+	DefaultSweepBatch = 1024
+
+	// DefaultMaxDocumentSize is the largest document, in bytes of JSON, when
+	// Options.MaxDocumentSize is zero: 2 MiB, as in Azure Cosmos DB.
+	DefaultMaxDocumentSize = 2 << 20
+
+	// ManualSweep, as Options.SweepInterval, starts no background sweeper:
+	// expired documents stay in memory (invisible) until the caller runs
+	// Sweep.
+	ManualSweep time.Duration = -1
+)
+
+// Limits on a document that are not configurable (R8).
+const (
+	// MaxIDLength is the longest id, in bytes of UTF-8.
+	MaxIDLength = 1023
+
+	// MaxDepth is the deepest nesting of objects and arrays a document may
+	// have; the document itself is level 1.
+	MaxDepth = 128
+)
+
+// Options configures a Collection. The zero value is a working default: TTL
+// off, the wall clock, a background sweeper, documents up to 2 MiB.
+type Options struct {
+	// DefaultTTL is the collection's default time to live, in seconds:
+	// nil turns TTL off (nothing expires, documents' own ttl is ignored);
+	// TTL(Never) turns it on with no default (only documents with their own
+	// ttl expire); TTL(n), 1 <= n <= MaxTTL, makes documents without a ttl
+	// expire n seconds after their last write. Other values make New fail
+	// with ErrInvalidTTL.
+	DefaultTTL *int32
+
+	// Clock is the source of time; nil means the wall clock. Tests pass a
+	// *clock.Mock and move time with Add.
+	Clock Clock
+
+	// SweepInterval is the shortest time between two background sweeps, so
+	// that deletions coalesce. The sweeper otherwise sleeps until the
+	// earliest expiry it knows of. Zero means DefaultSweepInterval;
+	// ManualSweep (any negative value) starts no background sweeper.
+	SweepInterval time.Duration
+
+	// SweepBatch is the most documents a sweep deletes from one shard while
+	// holding its lock; it bounds how long a sweep can stall readers and
+	// writers. Zero means DefaultSweepBatch; negative values make New fail.
+	SweepBatch int
+
+	// MaxDocumentSize is the largest document accepted, in bytes of JSON as
+	// passed to the write (after marshaling, for a Go value). Zero means
+	// DefaultMaxDocumentSize; negative values make New fail.
+	MaxDocumentSize int
+
+	// OnExpire, when not nil, is called once for every document removed from
+	// memory because it expired: by a sweep, by SetDefaultTTL's purge, or by
+	// a write that reuses the id of an expired document. It is called
+	// without any lock held, on the goroutine doing the removal (the
+	// background sweeper, or the caller of Sweep, SetDefaultTTL or the
+	// write), one document at a time. It may call the Collection's methods,
+	// except Close from the background sweeper's goroutine, which would wait
+	// for itself. Explicit deletes are not reported.
+	OnExpire func(Document)
+}
+
+// numShards is how many independently locked parts the documents are split
+// into, by a hash of the id, so that goroutines working on different
+// documents seldom wait for each other.
+const numShards = 32
+
+// shard holds the documents whose id hashes to it.
+type shard struct {
+	// mu protects docs, index, and the exp field of every entry in docs.
+	mu    sync.RWMutex
+	docs  map[string]*entry
+	index expiryIndex
+	// minExp is index.min(), cached so that sweeps can skip the shard
+	// without taking mu. It is written with mu held.
+	minExp atomic.Int64
+	_      [64]byte // keeps neighbouring shards' mutexes off one cache line
+}
+
+// Collection is an in-memory collection of JSON documents that expire by
+// Azure Cosmos DB's time-to-live rules. Create one with New; the zero value
+// is not usable.
+//
+// A Collection is safe for concurrent use by any number of goroutines. Every
+// method that reads returns what was true at one instant between its call and
+// its return; see the package documentation for what iteration guarantees.
+type Collection struct {
+	clock    Clock
+	interval time.Duration // > 0 with a background sweeper, < 0 without
+	batch    int
+	maxSize  int
+	onExpire func(Document)
+	seed     maphash.Seed
+
+	// policyMu is held for writing by SetDefaultTTL (which then takes every
+	// shard's mu as well) and for reading by the calls that look at every
+	// shard (All, Query, Len, Stats), so that each of those sees one
+	// DefaultTTL from start to end.
+	policyMu sync.RWMutex
+	// def is the DefaultTTL, 0 for off. It is written with policyMu and
+	// every shard's mu held, so holding either is enough to read it stably.
+	def atomic.Int32
+
+	shards [numShards]shard
+
+	etagSeq atomic.Uint64 // the last _etag issued
+	swept   atomic.Uint64 // documents removed because they expired
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	done      chan struct{} // closed by Close: the sweeper must stop
+	stopped   chan struct{} // closed by the sweeper when it has stopped
+	wake      chan struct{} // tells the sweeper an earlier expiry exists
+	// armed is the expiry second the sweeper's timer waits for: writes of
+	// documents expiring sooner wake it. neverExpires while it is idle (so
+	// any expiry wakes it); math.MinInt64 while it waits for SweepInterval
+	// to pass, when no expiry can make it fire sooner.
+	armed atomic.Int64
+}
+
+// New returns a Collection configured by opts and starts its background
+// sweeper (unless opts.SweepInterval is ManualSweep). Call Close to stop the
+// sweeper. It returns an error matching ErrInvalidTTL for a bad DefaultTTL
+// and ErrInvalidOptions for other fields out of range.
+func New(opts Options) (*Collection, error) {
+	def, err := checkDefaultTTL("new", opts.DefaultTTL)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case opts.SweepBatch < 0:
+		return nil, newErrorDetail("new", "", ErrInvalidOptions, "SweepBatch "+strconv.Itoa(opts.SweepBatch)+" is negative")
+	case opts.MaxDocumentSize < 0:
+		return nil, newErrorDetail("new", "", ErrInvalidOptions, "MaxDocumentSize "+strconv.Itoa(opts.MaxDocumentSize)+" is negative")
+	}
+	c := &Collection{
+		clock:    opts.Clock,
+		interval: opts.SweepInterval,
+		batch:    opts.SweepBatch,
+		maxSize:  opts.MaxDocumentSize,
+		onExpire: opts.OnExpire,
+		seed:     maphash.MakeSeed(),
+		done:     make(chan struct{}),
+		stopped:  make(chan struct{}),
+		wake:     make(chan struct{}, 1),
+	}
+	if c.clock == nil {
+		c.clock = wallClock()
+	}
+	if c.interval == 0 {
+		c.interval = DefaultSweepInterval
+	}
+	if c.batch == 0 {
+		c.batch = DefaultSweepBatch
+	}
+	if c.maxSize == 0 {
+		c.maxSize = DefaultMaxDocumentSize
+	}
+	c.def.Store(def)
+	// Start the _etag sequence at a random point, so that _etags from
+	// different collections (or runs) do not look alike.
+	c.etagSeq.Store(rand.Uint64())
+	c.armed.Store(neverExpires)
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.docs = make(map[string]*entry)
+		s.index = newExpiryIndex()
+		s.minExp.Store(neverExpires)
+	}
+	if c.interval > 0 {
+		go c.runSweeper()
+	} else {
+		close(c.stopped)
+	}
+	return c, nil
+}
+
+// now is the clock's current whole Unix second.
+func (c *Collection) now() int64 { return unixSeconds(c.clock.Now()) }
+
+func (c *Collection) shardFor(id string) *shard {
+	return &c.shards[maphash.String(c.seed, id)&(numShards-1)]
+}
+
+// writeMode says what a write requires of the id's current document.
+type writeMode uint8
+
+const (
+	mustNotExist writeMode = iota // Create
+	mayExist                      // Upsert
+	mustExist                     // Replace
+)
+
+// Create stores doc, which must not share its id with a live document
+// (ErrConflict). An expired document with the same id does not count: it is
+// replaced as if it were gone (R9).
+//
+// doc is the JSON object as []byte or json.RawMessage, a Document, or any
+// value that encoding/json marshals to an object, such as a struct with
+// `json:"id"` and `json:"ttl,omitempty"` fields. The collection copies what
+// it keeps: changing doc afterwards changes nothing stored. It sets _ts and
+// _etag, replacing any the caller sent, and keeps everything else, the
+// top-level ttl included, as written.
+//
+// It returns the stored document, or an error matching ErrInvalidDocument,
+// ErrInvalidTTL or ErrTooLarge for a bad document (which changes nothing), or
+// ErrClosed.
+func (c *Collection) Create(doc any) (Document, error) {
+	return c.write("create", doc, mustNotExist, "", false)
+}
+
+// Upsert stores doc, replacing the live document with its id if there is
+// one. It accepts the same documents and returns the same errors as Create,
+// except ErrConflict.
+func (c *Collection) Upsert(doc any) (Document, error) {
+	return c.write("upsert", doc, mayExist, "", false)
+}
+
+// Replace stores doc in place of the live document with its id, or returns
+// ErrNotFound when there is none (an expired document counts as none). The
+// whole document is replaced: if doc has no ttl, the document inherits the
+// DefaultTTL again, counted from the new _ts (R5). It accepts the same
+// documents as Create.
+func (c *Collection) Replace(doc any) (Document, error) {
+	return c.write("replace", doc, mustExist, "", false)
+}
+
+// ReplaceIfMatch is Replace on the condition that the live document's _etag
+// is etag; otherwise it returns ErrPreconditionFailed and changes nothing.
+// An expired document is ErrNotFound, even when etag matches its old _etag.
+func (c *Collection) ReplaceIfMatch(doc any, etag string) (Document, error) {
+	return c.write("replace", doc, mustExist, etag, true)
+}
+
+// maxStampLen is the longest stamp jsonscan.AppendStamp writes:
+// ,"_ts":<20 characters>,"_etag":"<16 hex digits>"}
+const maxStampLen = len(`,"_ts":`) + 20 + len(`,"_etag":"`) + etagLen + len(`"}`)
+
+func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, checkMatch bool) (Document, error) {
+	if c.closed.Load() {
+		return Document{}, newError(op, "", ErrClosed)
+	}
+	e, buf, err := c.prepare(op, doc)
+	if err != nil {
+		return Document{}, err
+	}
+	var etag [etagLen]byte
+	c.newETag(&etag)
+
+	s := c.shardFor(e.id)
+	s.mu.Lock()
+	now := c.now()
+	old := s.docs[e.id]
+	oldLive := old != nil && !isExpired(old.exp, now)
+	switch {
+	case mode == mustNotExist && oldLive:
+		s.mu.Unlock()
+		return Document{}, newError(op, e.id, ErrConflict)
+	case mode == mustExist && !oldLive:
+		s.mu.Unlock()
+		return Document{}, newError(op, e.id, ErrNotFound)
+	case checkMatch && old.etag() != ifMatch:
+		s.mu.Unlock()
+		return Document{}, newErrorDetail(op, e.id, ErrPreconditionFailed, "If-Match "+strconv.Quote(ifMatch)+", _etag "+strconv.Quote(old.etag()))
+	}
+	// Stamp the time now that the lock orders this write after every
+	// earlier one: _ts never goes back for one id, and the expiry of old
+	// was judged at the same second. The buffer was sized so this never
+	// reallocates, which keeps e.id (pointing into it) valid.
+	buf = jsonscan.AppendStamp(buf[:e.stampAt], now, string(etag[:]), e.stampAt > 1)
+	e.json = unsafe.String(unsafe.SliceData(buf), len(buf))
+	e.ts = now
+	e.exp = expiryAt(now, effectiveTTL(c.def.Load(), e.ttl))
+	if old != nil {
+		s.unindexLocked(old)
+	}
+	s.docs[e.id] = e
+	s.indexLocked(e)
+	s.mu.Unlock()
+
+	c.noteExpiry(e.exp)
+	if old != nil && !oldLive {
+		c.swept.Add(1)
+		c.report([]*entry{old})
+	}
+	return Document{e: e, exp: e.exp}, nil
+}
+
+// prepare validates doc and builds its entry, all but the parts that depend
+// on the time of the write (_ts, _etag, exp), outside any lock. It returns
+// the entry and the buffer its JSON will live in, with room for the stamp.
+func (c *Collection) prepare(op string, doc any) (*entry, []byte, error) {
+	src, err := source(doc)
+	if err != nil {
+		return nil, nil, newErrorDetail(op, "", ErrInvalidDocument, err.Error())
+	}
+	if len(src) > c.maxSize {
+		return nil, nil, newErrorDetail(op, "", ErrTooLarge,
+			strconv.Itoa(len(src))+" bytes, more than the limit of "+strconv.Itoa(c.maxSize))
+	}
+	buf := make([]byte, 0, len(src)+maxStampLen)
+	out, f, err := jsonscan.Stamp(buf, src, 0, zeroETag, MaxDepth)
+	if err != nil {
+		return nil, nil, newErrorDetail(op, "", ErrInvalidDocument, strings.TrimPrefix(err.Error(), "jsonscan: "))
+	}
+	id, detail := checkID(f, out)
+	if detail != "" {
+		return nil, nil, newErrorDetail(op, "", ErrInvalidDocument, detail)
+	}
+	ttl, detail := parseTTL(f.TTLKind, f.TTLRaw)
+	if detail != "" {
+		return nil, nil, newErrorDetail(op, id, ErrInvalidTTL, detail)
+	}
+	return &entry{id: id, ttl: ttl, stampAt: int32(f.StampAt)}, out, nil
+}
+
+var zeroETag = strings.Repeat("0", etagLen)
+
+// source returns the JSON bytes of a write's argument. The bytes may belong
+// to the caller or to a stored entry: they are only read, and copied.
+func source(doc any) ([]byte, error) {
+	switch v := doc.(type) {
+	case nil:
+		return nil, errors.New("document is nil")
+	case []byte:
+		return v, nil
+	case json.RawMessage:
+		return v, nil
+	case Document:
+		if v.e == nil {
+			return nil, errors.New("document is the zero Document")
+		}
+		return unsafe.Slice(unsafe.StringData(v.e.json), len(v.e.json)), nil
+	case *Document:
+		if v == nil {
+			return nil, errors.New("document is nil")
+		}
+		return source(*v)
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+}
+
+// checkID returns the document's id or says what is wrong with it (R8). For
+// an id written without escapes the string points into out, so it costs no
+// allocation and lives as long as the stored JSON.
+func checkID(f jsonscan.Fields, out []byte) (string, string) {
+	var id string
+	switch {
+	case f.IDKind == jsonscan.KindNone:
+		return "", "missing id"
+	case f.IDKind != jsonscan.KindString:
+		return "", "id " + quoteRaw(f.IDRaw) + " is a JSON " + f.IDKind.String() + ", not a string"
+	case f.IDEscaped:
+		s, err := jsonscan.Unquote(f.IDRaw)
+		if err != nil {
+			return "", "id: " + err.Error()
+		}
+		id = s
+	default:
+		raw := out[f.IDStart:f.IDEnd]
+		id = unsafe.String(unsafe.SliceData(raw), len(raw))
+	}
+	switch {
+	case id == "":
+		return "", "id is empty"
+	case len(id) > MaxIDLength:
+		return "", "id is " + strconv.Itoa(len(id)) + " bytes, longer than " + strconv.Itoa(MaxIDLength)
+	case strings.ContainsAny(id, `/\`):
+		return "", "id " + strconv.Quote(id) + ` contains "/" or "\"`
+	}
+	return id, ""
+}
+
+// newETag writes the next _etag into dst: 16 lowercase hex digits.
+func (c *Collection) newETag(dst *[etagLen]byte) {
+	const hex = "0123456789abcdef"
+	n := c.etagSeq.Add(1)
+	for i := etagLen - 1; i >= 0; i-- {
+		dst[i] = hex[n&15]
+		n >>= 4
+	}
+}
+
+// indexLocked adds e to the shard's expiry index if it can expire.
+// s.mu must be held for writing.
+func (s *shard) indexLocked(e *entry) {
+	if e.exp == neverExpires {
+		return
+	}
+	s.index.insert(e)
+	if e.exp < s.minExp.Load() {
+		s.minExp.Store(e.exp)
+	}
+}
+
+// unindexLocked removes e from the shard's expiry index if it is there.
+// s.mu must be held for writing.
+func (s *shard) unindexLocked(e *entry) {
+	if e.exp == neverExpires {
+		return
+	}
+	s.index.remove(e)
+	if e.exp == s.minExp.Load() {
+		s.minExp.Store(s.index.min())
+	}
+}
+
+// Read returns the live document with the given id, or an error matching
+// ErrNotFound when there is none: an expired document is not found from the
+// second it expires, whether or not it was swept (R9). After Close it returns
+// ErrClosed.
+func (c *Collection) Read(id string) (Document, error) {
+	if c.closed.Load() {
+		return Document{}, newError("read", id, ErrClosed)
+	}
+	s := c.shardFor(id)
+	s.mu.RLock()
+	if e := s.docs[id]; e != nil {
+		exp := e.exp
+		// The clock is read under the lock, so a SetDefaultTTL that
+		// follows this read also follows this reading of the clock.
+		if exp == neverExpires || !isExpired(exp, c.now()) {
+			s.mu.RUnlock()
+			return Document{e: e, exp: exp}, nil
+		}
+	}
+	s.mu.RUnlock()
+	return Document{}, newError("read", id, ErrNotFound)
+}
+
+// Delete removes the live document with the given id, or returns ErrNotFound
+// when there is none (an expired document counts as none). After Close it
+// returns ErrClosed.
+func (c *Collection) Delete(id string) error {
+	return c.remove("delete", id, "", false)
+}
+
+// DeleteIfMatch is Delete on the condition that the live document's _etag is
+// etag; otherwise it returns ErrPreconditionFailed and deletes nothing.
+func (c *Collection) DeleteIfMatch(id, etag string) error {
+	return c.remove("delete", id, etag, true)
+}
+
+func (c *Collection) remove(op, id, ifMatch string, checkMatch bool) error {
+	if c.closed.Load() {
+		return newError(op, id, ErrClosed)
+	}
+	s := c.shardFor(id)
+	s.mu.Lock()
+	e := s.docs[id]
+	if e == nil || isExpired(e.exp, c.now()) {
+		s.mu.Unlock()
+		return newError(op, id, ErrNotFound)
+	}
+	if checkMatch && e.etag() != ifMatch {
+		s.mu.Unlock()
+		return newErrorDetail(op, id, ErrPreconditionFailed, "If-Match "+strconv.Quote(ifMatch)+", _etag "+strconv.Quote(e.etag()))
+	}
+	delete(s.docs, id)
+	s.unindexLocked(e)
+	s.mu.Unlock()
+	return nil
+}
+
+// Touch rewrites the live document with the given id unchanged but for a new
+// _ts and _etag, which restarts its countdown: the sliding expiration of a
+// session cache. It returns the document as stored, ErrNotFound when there is
+// no live document with the id, or ErrClosed.
+func (c *Collection) Touch(id string) (Document, error) {
+	if c.closed.Load() {
+		return Document{}, newError("touch", id, ErrClosed)
+	}
+	var etag [etagLen]byte
+	c.newETag(&etag)
+	s := c.shardFor(id)
+	s.mu.Lock()
+	old := s.docs[id]
+	now := c.now()
+	if old == nil || isExpired(old.exp, now) {
+		s.mu.Unlock()
+		return Document{}, newError("touch", id, ErrNotFound)
+	}
+	buf := make([]byte, old.stampAt, int(old.stampAt)+maxStampLen)
+	copy(buf, old.json)
+	buf = jsonscan.AppendStamp(buf, now, string(etag[:]), old.stampAt > 1)
+	e := &entry{
+		json:    unsafe.String(unsafe.SliceData(buf), len(buf)),
+		ts:      now,
+		ttl:     old.ttl,
+		stampAt: old.stampAt,
+	}
+	e.id = rebase(old.id, old.json, e.json)
+	e.exp = expiryAt(now, effectiveTTL(c.def.Load(), e.ttl))
+	s.unindexLocked(old)
+	s.docs[e.id] = e
+	s.indexLocked(e)
+	s.mu.Unlock()
+	c.noteExpiry(e.exp)
+	return Document{e: e, exp: e.exp}, nil
+}
+
+// rebase returns id as a substring of newJSON when it is a substring of
+// oldJSON (at the same offset, as Touch keeps everything before the stamp),
+// so that a touched entry does not keep the old JSON alive. An id that was
+// decoded from escapes is its own string and is returned as is.
+func rebase(id, oldJSON, newJSON string) string {
+	base := uintptr(unsafe.Pointer(unsafe.StringData(oldJSON)))
+	p := uintptr(unsafe.Pointer(unsafe.StringData(id)))
+	if p < base || p >= base+uintptr(len(oldJSON)) {
+		return id
+	}
+	off := int(p - base)
+	return newJSON[off : off+len(id)]
+}
+
+// Len returns the number of live documents: expired documents are not
+// counted, whether or not they were swept.
+func (c *Collection) Len() int {
+	st := c.Stats()
+	return st.Live
+}
+
+// Stats describes a Collection's contents at one instant.
+type Stats struct {
+	// Live is the number of documents that have not expired.
+	Live int
+	// Expired is the number of expired documents still in memory, waiting
+	// for a sweep. None of them is visible.
+	Expired int
+	// Swept is the number of expired documents removed from memory since
+	// New (by sweeps, SetDefaultTTL's purge, and writes that reused their
+	// ids). Explicit deletes are not counted.
+	Swept uint64
+}
+
+// Stats returns the collection's counts. It costs O(shards + expired
+// documents not yet swept). It works after Close, on the contents as Close
+// left them.
+func (c *Collection) Stats() Stats {
+	c.policyMu.RLock()
+	defer c.policyMu.RUnlock()
+	var st Stats
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.RLock()
+		now := c.now()
+		expired := 0
+		if s.minExp.Load() <= now {
+			expired = s.index.countExpired(now)
+		}
+		st.Live += len(s.docs) - expired
+		st.Expired += expired
+		s.mu.RUnlock()
+	}
+	st.Swept = c.swept.Load()
+	return st
+}
+
+// All returns an iterator over the live documents, in no particular order.
+// See Query.
+func (c *Collection) All() iter.Seq[Document] { return c.Query(nil) }
+
+// Query returns an iterator over the live documents for which match returns
+// true (all of them when match is nil), in no particular order.
+//
+// Before it yields the first document, the iterator takes a snapshot of
+// references to the live documents (8 bytes each), shard by shard, under one
+// DefaultTTL: every document it yields was live when its shard was read, and
+// a concurrent SetDefaultTTL applies to all of the snapshot or to none of it.
+// Writes made while the snapshot is taken may or may not be in it; writes
+// made after it are not. No lock is held while match and the loop body run,
+// so they may call any method of the Collection. It works after Close, on
+// the contents as Close left them.
+func (c *Collection) Query(match func(Document) bool) iter.Seq[Document] {
+	return func(yield func(Document) bool) {
+		snap, def := c.snapshot()
+		for _, e := range snap {
+			d := Document{e: e, exp: expiryAt(e.ts, effectiveTTL(def, e.ttl))}
+			if match != nil && !match(d) {
+				continue
+			}
+			if !yield(d) {
+				return
+			}
+		}
+	}
+}
+
+// snapshot returns the live entries and the DefaultTTL they were judged by.
+func (c *Collection) snapshot() ([]*entry, int32) {
+	c.policyMu.RLock()
+	defer c.policyMu.RUnlock()
+	n := 0
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.RLock()
+		n += len(s.docs)
+		s.mu.RUnlock()
+	}
+	snap := make([]*entry, 0, n)
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.RLock()
+		now := c.now()
+		for _, e := range s.docs {
+			if !isExpired(e.exp, now) {
+				snap = append(snap, e)
+			}
+		}
+		s.mu.RUnlock()
+	}
+	return snap, c.def.Load()
+}
+
+// DefaultTTL returns the collection's DefaultTTL: nil when TTL is off,
+// otherwise a new pointer to Never or a number of seconds.
+func (c *Collection) DefaultTTL() *int32 {
+	d := c.def.Load()
+	if d == 0 {
+		return nil
+	}
+	return &d
+}
+
+// SetDefaultTTL changes the DefaultTTL (nil, TTL(Never) or TTL(n); see
+// Options.DefaultTTL) and re-resolves every document's expiry atomically: no
+// call sees a mix of the old setting and the new (R12). Documents already
+// expired under the old setting stay gone: they are removed as part of the
+// change and reported to OnExpire, so nothing that was reported expired comes
+// back (R13). Documents not yet expired get their expiry from the new
+// setting, counted from their _ts, so some may expire at once (R14, R15).
+//
+// It holds every shard's lock for O(n log n) in the number of documents.
+// It returns ErrInvalidTTL for a value out of range (changing nothing) and
+// ErrClosed after Close.
+func (c *Collection) SetDefaultTTL(ttl *int32) error {
+	def, err := checkDefaultTTL("set DefaultTTL", ttl)
+	if err != nil {
+		return err
+	}
+	if c.closed.Load() {
+		return newError("set DefaultTTL", "", ErrClosed)
+	}
+	c.policyMu.Lock()
+	for i := range c.shards {
+		c.shards[i].mu.Lock()
+	}
+	var purged []*entry
+	if def != c.def.Load() {
+		now := c.now()
+		for i := range c.shards {
+			s := &c.shards[i]
+			for id, e := range s.docs {
+				if isExpired(e.exp, now) {
+					delete(s.docs, id)
+					purged = append(purged, e)
+					continue
+				}
+				e.exp = expiryAt(e.ts, effectiveTTL(def, e.ttl))
+			}
+			s.index.rebuild(s.docs)
+			s.minExp.Store(s.index.min())
+		}
+		c.def.Store(def)
+	}
+	for i := range c.shards {
+		c.shards[i].mu.Unlock()
+	}
+	c.policyMu.Unlock()
+
+	c.swept.Add(uint64(len(purged)))
+	c.wakeSweeper()
+	c.report(purged)
+	return nil
+}
+
+// Close stops the background sweeper and waits for it to finish the batch
+// and the OnExpire calls it is in. After Close, writes, Read, Delete, Touch
+// and SetDefaultTTL return ErrClosed; Len, Stats, All, Query and Sweep keep
+// working on the contents as they stand, and expiry still applies to them.
+// Close is idempotent and always returns nil.
+func (c *Collection) Close() error {
+	c.closeOnce.Do(func() {
+		c.closed.Store(true)
+		close(c.done)
+		<-c.stopped
+	})
+	return nil
+}

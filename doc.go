@@ -1,0 +1,130 @@
+// Package ttlstore is an in-process collection of JSON documents that expire
+// with exactly the time-to-live (TTL) rules of Azure Cosmos DB: correct to
+// the second, testable with a mock clock, and fast enough to sit inside a
+// service's cache.
+//
+// # The model
+//
+// A Collection holds JSON objects, each with a string "id". Every write
+// (Create, Upsert, Replace, Touch) stores the whole document as written and
+// sets two top-level properties: "_ts", the time of the write in whole Unix
+// seconds, and "_etag", an opaque version string for optimistic concurrency
+// (ReplaceIfMatch, DeleteIfMatch). A read returns a Document, an immutable
+// value: nothing done with it, or with the bytes passed to a write, changes
+// what is stored.
+//
+//	c, _ := ttlstore.New(ttlstore.Options{DefaultTTL: ttlstore.TTL(3600)})
+//	defer c.Close()
+//	c.Upsert([]byte(`{"id":"s1","user":"ada"}`))             // expires in an hour
+//	c.Upsert([]byte(`{"id":"s2","user":"bob","ttl":60}`))    // in a minute
+//	c.Upsert([]byte(`{"id":"s3","user":"eve","ttl":-1}`))    // never
+//	d, err := c.Read("s1")                                   // err matches ErrNotFound once expired
+//
+// # The TTL rules
+//
+// A document's effective TTL comes from the collection's DefaultTTL and the
+// document's own top-level "ttl" property:
+//
+//	document ttl \ DefaultTTL   nil (off)        -1 (on, no default)   n
+//	absent                      never expires    never expires         n s after _ts
+//	-1                          never expires    never expires         never expires
+//	m                           never expires    m s after _ts         m s after _ts
+//
+// A document with a finite effective TTL is expired from the whole second
+// _ts+ttl on: with _ts = 100 and ttl = 10 it is visible at 109.999 s and gone
+// at 110 s. From that instant nothing sees it: Read, Replace, Touch and
+// Delete report ErrNotFound (ReplaceIfMatch and DeleteIfMatch too, even with
+// its old _etag), Create of the same id succeeds, and All, Query, Len and
+// Stats.Live leave it out, whether or not the sweeper has removed it yet.
+//
+// Every write restarts the countdown from the new _ts. A write replaces the
+// whole document: replacing a document that had a ttl with one that has none
+// makes it inherit DefaultTTL again. Only the lowercase top-level "ttl"
+// counts; "TTL" or a nested "ttl" is ordinary data.
+//
+// A ttl must be the JSON integer -1 or an integer from 1 to 2147483647
+// (MaxTTL), written as a plain integer: 0, null, -2, 2147483648, 1.5, 10.0,
+// 1e1, "10", true, objects and arrays are rejected with ErrInvalidTTL, even
+// while TTL is off, so turning TTL on later never meets a bad stored ttl.
+// (10.0 and 1e1 are integers in value; they are rejected because typed
+// decoders, Go's int32 and the Cosmos SDKs' int, reject them, and a stored
+// document must decode where it was written.) A DefaultTTL must be nil, -1
+// or 1..2147483647.
+//
+// SetDefaultTTL re-resolves every document atomically. Expiry is final:
+// documents already expired when the setting changes stay gone, even if the
+// new setting would give them longer (the service may show either outcome;
+// this package always shows this one). Turning TTL off stops everything from
+// expiring; turning it on again applies each document's stored ttl from its
+// _ts, so documents older than that expire at once. Lowering DefaultTTL hides
+// documents now past it at once; raising it extends documents not yet
+// expired.
+//
+// The rules follow Microsoft's article "Expire data in Azure Cosmos DB
+// collections automatically with time to live"; the README lists what is
+// deliberately not reproduced (lazy indexing, COUNT of unpurged documents,
+// partitions, request units, SQL).
+//
+// # Documents
+//
+// A write takes the document as []byte or json.RawMessage holding a JSON
+// object, as a Document (to write back what was read), or as any Go value
+// that encoding/json marshals to an object, such as
+//
+//	type Session struct {
+//		ID   string `json:"id"`
+//		TTL  int32  `json:"ttl,omitempty"`
+//		User string `json:"user"`
+//	}
+//
+// The document must be valid UTF-8 JSON, at most Options.MaxDocumentSize
+// bytes (2 MiB by default; ErrTooLarge), nested at most MaxDepth levels, with
+// an "id" that is a non-empty string of at most 1023 bytes without "/" or
+// "\" and appears once (ErrInvalidDocument says which rule was broken). A
+// rejected write changes nothing. Writes are parsed in one streaming pass,
+// never into a map: the stored bytes are the caller's, with "_ts" and
+// "_etag" moved to the end.
+//
+// # Time and the sweeper
+//
+// All time comes from Options.Clock (the wall clock when nil), so a test can
+// pass clock.NewMock() from github.com/benbjohnson/clock and move time with
+// Add: a month passes in microseconds, and reads see exactly what the
+// service would show.
+//
+// Expired documents are invisible at once; a background sweeper removes
+// them from memory later. It keeps them in an index ordered by (expiry, id)
+// that holds only documents that can expire, sleeps on one timer until the
+// earliest expiry (but no sooner than Options.SweepInterval after its last
+// sweep), and deletes in batches of Options.SweepBatch, releasing the lock
+// between batches. Removed documents are passed to Options.OnExpire after the
+// lock is released. Sweep runs one sweep on the caller's goroutine: tests
+// move the mock clock, then call Sweep, and need never sleep. With
+// SweepInterval set to ManualSweep no background goroutine runs at all.
+//
+// # Concurrency
+//
+// A Collection is safe for concurrent use by any number of goroutines. The
+// documents are split into shards by a hash of the id, each with its own
+// read-write lock, so calls on different documents seldom wait for each
+// other and reads of the same document never wait for each other. Each
+// call on one document happens at one instant, and the expiry it applies is
+// judged by the clock read at that instant. All and Query take a snapshot
+// before yielding (see Query) and hold no lock while the caller's loop runs.
+// SetDefaultTTL holds every lock while it re-resolves the documents.
+//
+// Close stops the sweeper and waits for it; no goroutine is left behind.
+// After Close, calls that change or read one document return ErrClosed;
+// Len, Stats, All, Query and Sweep go on working on what was stored.
+//
+// # Caveats
+//
+//   - Memory is handed back by the sweeper, not at the instant of expiry; in
+//     between, an expired document still holds its memory (Stats.Expired
+//     counts them).
+//   - SetDefaultTTL costs O(n log n) with every shard locked.
+//   - All and Query copy 8 bytes per live document before the first yield.
+//   - OnExpire runs on the sweeping goroutine; a slow callback slows the
+//     sweep, not reads or writes. It must not call Close from the
+//     background sweeper (Close waits for the sweeper).
+package ttlstore

@@ -1,0 +1,163 @@
+package ttlstore
+
+import (
+	"math"
+	"time"
+)
+
+// The sweeper removes expired documents from memory. Correctness never
+// depends on it: every read checks expiry itself (R9). It only hands memory
+// back.
+//
+// It sleeps on one timer set for the earliest expiry it knows of, but no
+// sooner than SweepInterval after its last sweep, and sets none while
+// nothing can expire. So moving a mock clock by a month fires at most a few
+// timers, never one per interval.
+
+// runSweeper is the background sweeper's goroutine, started by New and
+// stopped by Close.
+func (c *Collection) runSweeper() {
+	defer close(c.stopped)
+	// last is when the last background sweep was due (not when it ran: a
+	// mock clock may jump far past it). Zero before the first.
+	var last time.Time
+	for {
+		select {
+		case <-c.done:
+			return
+		default:
+		}
+		// Tell writers "wake me for any expiry" before looking at the
+		// shards, so that a document indexed while we look is either seen
+		// here or wakes us (see noteExpiry).
+		c.armed.Store(neverExpires)
+		next := c.earliestExpiry()
+		if next == neverExpires {
+			select {
+			case <-c.done:
+				return
+			case <-c.wake:
+				continue
+			}
+		}
+		at, armed := wakeAt(next, last, c.interval)
+		c.armed.Store(armed)
+		// Sweep at once when at has come. Never set a timer for a time
+		// already past: clock.Mock fires such a timer by setting its time
+		// back to the timer's.
+		if d := c.clock.Until(at); d > 0 {
+			t := c.clock.Timer(d)
+			// A mock clock may have jumped past at between Until and
+			// Timer, which set the timer a whole jump too late: look again.
+			if c.clock.Now().Before(at) {
+				select {
+				case <-c.done:
+					t.Stop()
+					return
+				case <-c.wake:
+					t.Stop()
+					continue
+				case <-t.C:
+				}
+			} else {
+				t.Stop()
+			}
+		}
+		last = at
+		c.sweep(c.done)
+	}
+}
+
+// wakeAt says when the sweeper should sweep for the earliest expiry second
+// next, given when it last swept (zero: never) and SweepInterval: at next,
+// but no sooner than interval after last. armed is what writers compare
+// their expiries with (see Collection.armed): next, or math.MinInt64 when
+// the interval decides, since no expiry can then make the sweep come sooner.
+func wakeAt(next int64, last time.Time, interval time.Duration) (at time.Time, armed int64) {
+	at = time.Unix(next, 0)
+	if !last.IsZero() {
+		if floor := last.Add(interval); floor.After(at) {
+			return floor, math.MinInt64
+		}
+	}
+	return at, next
+}
+
+// earliestExpiry is the earliest expiry second in any shard, neverExpires
+// when nothing can expire. It reads the shards' cached minimums, no locks.
+func (c *Collection) earliestExpiry() int64 {
+	m := neverExpires
+	for i := range c.shards {
+		m = min(m, c.shards[i].minExp.Load())
+	}
+	return m
+}
+
+// noteExpiry wakes the sweeper if a document just indexed expires before
+// the time its timer is set for. It is called after the shard's lock is
+// released, and costs one atomic load when nothing needs doing.
+func (c *Collection) noteExpiry(exp int64) {
+	if exp < c.armed.Load() {
+		c.wakeSweeper()
+	}
+}
+
+func (c *Collection) wakeSweeper() {
+	select {
+	case c.wake <- struct{}{}:
+	default: // a wake-up is already pending
+	}
+}
+
+// Sweep removes from memory every document expired at the current time, in
+// batches of at most Options.SweepBatch per shard with the shard's lock
+// released between batches, reports each to OnExpire after the lock is
+// released, and returns how many it removed. It runs on the caller's
+// goroutine, alongside the background sweeper if there is one, and also
+// after Close.
+//
+// Tests drive expiry deterministically with it: move the mock clock, then
+// call Sweep. Readers never need it: expired documents are invisible
+// whether or not they were swept.
+func (c *Collection) Sweep() int { return c.sweep(nil) }
+
+// sweep is Sweep; it returns early, between batches, once stop is closed.
+func (c *Collection) sweep(stop <-chan struct{}) int {
+	now := c.now()
+	total := 0
+	var batch []*entry
+	for i := range c.shards {
+		s := &c.shards[i]
+		for isExpired(s.minExp.Load(), now) {
+			s.mu.Lock()
+			batch = s.index.popExpired(now, c.batch, batch[:0])
+			for _, e := range batch {
+				delete(s.docs, e.id)
+			}
+			s.minExp.Store(s.index.min())
+			s.mu.Unlock()
+
+			c.swept.Add(uint64(len(batch)))
+			total += len(batch)
+			c.report(batch)
+			clear(batch) // let the removed documents be collected
+			select {
+			case <-stop:
+				return total
+			default:
+			}
+		}
+	}
+	return total
+}
+
+// report passes removed documents to OnExpire. No lock may be held. Their
+// exp fields are stable: they left their shard under its lock.
+func (c *Collection) report(removed []*entry) {
+	if c.onExpire == nil {
+		return
+	}
+	for _, e := range removed {
+		c.onExpire(Document{e: e, exp: e.exp})
+	}
+}
