@@ -95,9 +95,9 @@ const numShards = 32
 
 // shard holds the documents whose id hashes to it.
 type shard struct {
-	// mu protects docs, index, and the exp field of every entry in docs.
+	// mu protects docs and index.
 	mu    sync.RWMutex
-	docs  map[string]*entry
+	docs  map[string]slot
 	index expiryIndex
 	// minExp is index.min(), cached so that sweeps can skip the shard
 	// without taking mu. It is written with mu held.
@@ -191,7 +191,7 @@ func New(opts Options) (*Collection, error) {
 	c.armed.Store(neverExpires)
 	for i := range c.shards {
 		s := &c.shards[i]
-		s.docs = make(map[string]*entry)
+		s.docs = make(map[string]slot)
 		s.index = newExpiryIndex()
 		s.minExp.Store(neverExpires)
 	}
@@ -278,8 +278,8 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 	s := c.shardFor(e.id)
 	s.mu.Lock()
 	now := c.now()
-	old := s.docs[e.id]
-	oldLive := old != nil && !isExpired(old.exp, now)
+	old, had := s.docs[e.id]
+	oldLive := had && !isExpired(old.exp, now)
 	switch {
 	case mode == mustNotExist && oldLive:
 		s.mu.Unlock()
@@ -287,9 +287,9 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 	case mode == mustExist && !oldLive:
 		s.mu.Unlock()
 		return Document{}, newError(op, e.id, ErrNotFound)
-	case checkMatch && old.etag() != ifMatch:
+	case checkMatch && old.e.etag() != ifMatch:
 		s.mu.Unlock()
-		return Document{}, newErrorDetail(op, e.id, ErrPreconditionFailed, "If-Match "+strconv.Quote(ifMatch)+", _etag "+strconv.Quote(old.etag()))
+		return Document{}, newErrorDetail(op, e.id, ErrPreconditionFailed, "If-Match "+strconv.Quote(ifMatch)+", _etag "+strconv.Quote(old.e.etag()))
 	}
 	// Stamp the time now that the lock orders this write after every
 	// earlier one: _ts never goes back for one id, and the expiry of old
@@ -298,20 +298,20 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 	buf = jsonscan.AppendStamp(buf[:e.stampAt], now, string(etag[:]), e.stampAt > 1)
 	e.json = unsafe.String(unsafe.SliceData(buf), len(buf))
 	e.ts = now
-	e.exp = expiryAt(now, effectiveTTL(c.def.Load(), e.ttl))
-	if old != nil {
+	sl := slot{e: e, exp: expiryAt(now, effectiveTTL(c.def.Load(), e.ttl))}
+	if had {
 		s.unindexLocked(old)
 	}
-	s.docs[e.id] = e
-	s.indexLocked(e)
+	s.docs[e.id] = sl
+	s.indexLocked(sl)
 	s.mu.Unlock()
 
-	c.noteExpiry(e.exp)
-	if old != nil && !oldLive {
+	c.noteExpiry(sl.exp)
+	if had && !oldLive {
 		c.swept.Add(1)
-		c.report([]*entry{old})
+		c.report([]slot{old})
 	}
-	return Document{e: e, exp: e.exp}, nil
+	return Document{e: e, exp: sl.exp}, nil
 }
 
 // prepare validates doc and builds its entry, all but the parts that depend
@@ -414,26 +414,26 @@ func (c *Collection) newETag(dst *[etagLen]byte) {
 	}
 }
 
-// indexLocked adds e to the shard's expiry index if it can expire.
+// indexLocked adds sl to the shard's expiry index if it can expire.
 // s.mu must be held for writing.
-func (s *shard) indexLocked(e *entry) {
-	if e.exp == neverExpires {
+func (s *shard) indexLocked(sl slot) {
+	if sl.exp == neverExpires {
 		return
 	}
-	s.index.insert(e)
-	if e.exp < s.minExp.Load() {
-		s.minExp.Store(e.exp)
+	s.index.insert(sl)
+	if sl.exp < s.minExp.Load() {
+		s.minExp.Store(sl.exp)
 	}
 }
 
-// unindexLocked removes e from the shard's expiry index if it is there.
+// unindexLocked removes sl from the shard's expiry index if it is there.
 // s.mu must be held for writing.
-func (s *shard) unindexLocked(e *entry) {
-	if e.exp == neverExpires {
+func (s *shard) unindexLocked(sl slot) {
+	if sl.exp == neverExpires {
 		return
 	}
-	s.index.remove(e)
-	if e.exp == s.minExp.Load() {
+	s.index.remove(sl)
+	if sl.exp == s.minExp.Load() {
 		s.minExp.Store(s.index.min())
 	}
 }
@@ -448,13 +448,12 @@ func (c *Collection) Read(id string) (Document, error) {
 	}
 	s := c.shardFor(id)
 	s.mu.RLock()
-	if e := s.docs[id]; e != nil {
-		exp := e.exp
+	if sl, ok := s.docs[id]; ok {
 		// The clock is read under the lock, so a SetDefaultTTL that
 		// follows this read also follows this reading of the clock.
-		if exp == neverExpires || !isExpired(exp, c.now()) {
+		if sl.exp == neverExpires || !isExpired(sl.exp, c.now()) {
 			s.mu.RUnlock()
-			return Document{e: e, exp: exp}, nil
+			return Document{e: sl.e, exp: sl.exp}, nil
 		}
 	}
 	s.mu.RUnlock()
@@ -480,17 +479,17 @@ func (c *Collection) remove(op, id, ifMatch string, checkMatch bool) error {
 	}
 	s := c.shardFor(id)
 	s.mu.Lock()
-	e := s.docs[id]
-	if e == nil || isExpired(e.exp, c.now()) {
+	sl, ok := s.docs[id]
+	if !ok || isExpired(sl.exp, c.now()) {
 		s.mu.Unlock()
 		return newError(op, id, ErrNotFound)
 	}
-	if checkMatch && e.etag() != ifMatch {
+	if checkMatch && sl.e.etag() != ifMatch {
 		s.mu.Unlock()
-		return newErrorDetail(op, id, ErrPreconditionFailed, "If-Match "+strconv.Quote(ifMatch)+", _etag "+strconv.Quote(e.etag()))
+		return newErrorDetail(op, id, ErrPreconditionFailed, "If-Match "+strconv.Quote(ifMatch)+", _etag "+strconv.Quote(sl.e.etag()))
 	}
 	delete(s.docs, id)
-	s.unindexLocked(e)
+	s.unindexLocked(sl)
 	s.mu.Unlock()
 	return nil
 }
@@ -507,29 +506,30 @@ func (c *Collection) Touch(id string) (Document, error) {
 	c.newETag(&etag)
 	s := c.shardFor(id)
 	s.mu.Lock()
-	old := s.docs[id]
+	old, ok := s.docs[id]
 	now := c.now()
-	if old == nil || isExpired(old.exp, now) {
+	if !ok || isExpired(old.exp, now) {
 		s.mu.Unlock()
 		return Document{}, newError("touch", id, ErrNotFound)
 	}
-	buf := make([]byte, old.stampAt, int(old.stampAt)+maxStampLen)
-	copy(buf, old.json)
-	buf = jsonscan.AppendStamp(buf, now, string(etag[:]), old.stampAt > 1)
+	o := old.e
+	buf := make([]byte, o.stampAt, int(o.stampAt)+maxStampLen)
+	copy(buf, o.json)
+	buf = jsonscan.AppendStamp(buf, now, string(etag[:]), o.stampAt > 1)
 	e := &entry{
 		json:    unsafe.String(unsafe.SliceData(buf), len(buf)),
 		ts:      now,
-		ttl:     old.ttl,
-		stampAt: old.stampAt,
+		ttl:     o.ttl,
+		stampAt: o.stampAt,
 	}
-	e.id = rebase(old.id, old.json, e.json)
-	e.exp = expiryAt(now, effectiveTTL(c.def.Load(), e.ttl))
+	e.id = rebase(o.id, o.json, e.json)
+	sl := slot{e: e, exp: expiryAt(now, effectiveTTL(c.def.Load(), e.ttl))}
 	s.unindexLocked(old)
-	s.docs[e.id] = e
-	s.indexLocked(e)
+	s.docs[e.id] = sl
+	s.indexLocked(sl)
 	s.mu.Unlock()
-	c.noteExpiry(e.exp)
-	return Document{e: e, exp: e.exp}, nil
+	c.noteExpiry(sl.exp)
+	return Document{e: e, exp: sl.exp}, nil
 }
 
 // rebase returns id as a substring of newJSON when it is a substring of
@@ -635,9 +635,9 @@ func (c *Collection) snapshot() ([]*entry, int32) {
 		s := &c.shards[i]
 		s.mu.RLock()
 		now := c.now()
-		for _, e := range s.docs {
-			if !isExpired(e.exp, now) {
-				snap = append(snap, e)
+		for _, sl := range s.docs {
+			if !isExpired(sl.exp, now) {
+				snap = append(snap, sl.e)
 			}
 		}
 		s.mu.RUnlock()
@@ -678,18 +678,18 @@ func (c *Collection) SetDefaultTTL(ttl *int32) error {
 	for i := range c.shards {
 		c.shards[i].mu.Lock()
 	}
-	var purged []*entry
+	var purged []slot
 	if def != c.def.Load() {
 		now := c.now()
 		for i := range c.shards {
 			s := &c.shards[i]
-			for id, e := range s.docs {
-				if isExpired(e.exp, now) {
+			for id, sl := range s.docs {
+				if isExpired(sl.exp, now) {
 					delete(s.docs, id)
-					purged = append(purged, e)
+					purged = append(purged, sl)
 					continue
 				}
-				e.exp = expiryAt(e.ts, effectiveTTL(def, e.ttl))
+				s.docs[id] = slot{e: sl.e, exp: expiryAt(sl.e.ts, effectiveTTL(def, sl.e.ttl))}
 			}
 			s.index.rebuild(s.docs)
 			s.minExp.Store(s.index.min())

@@ -9,18 +9,23 @@ import (
 // lowercase hex digits.
 const etagLen = 16
 
-// entry is one stored document. Everything but exp is immutable once the
-// entry is published: a write makes a new entry rather than changing one, so
-// a Document can share it without copying.
+// entry is one stored document. It is immutable once published: a write
+// makes a new entry rather than changing one, so a Document can share it
+// without copying. (48 bytes: one small size class.)
 type entry struct {
 	json    string // stored form, ending in "_ts":N,"_etag":"E"}
 	id      string // a substring of json unless the id was written with escapes
 	ts      int64  // _ts, whole Unix seconds
 	ttl     int32  // the document's own top-level ttl; 0 when it has none
 	stampAt int32  // offset in json where the _ts/_etag stamp begins
-	// exp is the expiry second under the current DefaultTTL (neverExpires
-	// when it cannot expire). It is guarded by the mutex of the shard that
-	// holds the entry and changes only in SetDefaultTTL.
+}
+
+// slot is an entry with its expiry second under the current DefaultTTL
+// (neverExpires when it cannot expire). It is what a shard's map and expiry
+// index hold: keeping exp beside the pointer lets a read decide expiry, and
+// the index order entries, without loading the entry from memory.
+type slot struct {
+	e   *entry
 	exp int64
 }
 

@@ -16,51 +16,51 @@ import (
 // counting them O(k + log n); min O(log n), but callers read the cached
 // minimum in shard.minExp instead.
 type expiryIndex struct {
-	tree *btree.BTreeG[*entry]
+	tree *btree.BTreeG[slot]
 }
 
 // indexDegree is the B-tree's degree: nodes hold up to 2*32-1 pointers, a
 // few cache lines, which keeps the tree shallow (four levels at 1M entries).
 const indexDegree = 32
 
-func lessByExpiry(a, b *entry) bool {
+func lessByExpiry(a, b slot) bool {
 	if a.exp != b.exp {
 		return a.exp < b.exp
 	}
-	return a.id < b.id
+	return a.e.id < b.e.id
 }
 
 func newExpiryIndex() expiryIndex {
 	return expiryIndex{tree: btree.NewG(indexDegree, lessByExpiry)}
 }
 
-// insert adds e, which must not be in the index and must be able to expire.
-func (x expiryIndex) insert(e *entry) { x.tree.ReplaceOrInsert(e) }
+// insert adds s, which must not be in the index and must be able to expire.
+func (x expiryIndex) insert(s slot) { x.tree.ReplaceOrInsert(s) }
 
-// remove deletes e; its exp must be the value it was inserted with.
-func (x expiryIndex) remove(e *entry) { x.tree.Delete(e) }
+// remove deletes s; its exp must be the value it was inserted with.
+func (x expiryIndex) remove(s slot) { x.tree.Delete(s) }
 
 // len is the number of entries that can expire.
 func (x expiryIndex) len() int { return x.tree.Len() }
 
 // min returns the earliest expiry second, or neverExpires when empty.
 func (x expiryIndex) min() int64 {
-	if e, ok := x.tree.Min(); ok {
-		return e.exp
+	if s, ok := x.tree.Min(); ok {
+		return s.exp
 	}
 	return neverExpires
 }
 
 // popExpired removes up to max entries expired at second now, earliest
 // first, and appends them to out.
-func (x expiryIndex) popExpired(now int64, max int, out []*entry) []*entry {
+func (x expiryIndex) popExpired(now int64, max int, out []slot) []slot {
 	for n := 0; n < max; n++ {
-		e, ok := x.tree.Min()
-		if !ok || !isExpired(e.exp, now) {
+		s, ok := x.tree.Min()
+		if !ok || !isExpired(s.exp, now) {
 			break
 		}
 		x.tree.DeleteMin()
-		out = append(out, e)
+		out = append(out, s)
 	}
 	return out
 }
@@ -68,8 +68,8 @@ func (x expiryIndex) popExpired(now int64, max int, out []*entry) []*entry {
 // countExpired counts the entries expired at second now.
 func (x expiryIndex) countExpired(now int64) int {
 	n := 0
-	x.tree.Ascend(func(e *entry) bool {
-		if !isExpired(e.exp, now) {
+	x.tree.Ascend(func(s slot) bool {
+		if !isExpired(s.exp, now) {
 			return false
 		}
 		n++
@@ -78,17 +78,17 @@ func (x expiryIndex) countExpired(now int64) int {
 	return n
 }
 
-// rebuild replaces the index's contents with the entries of docs that can
+// rebuild replaces the index's contents with the slots of docs that can
 // expire, after their exp fields were recomputed. Sorting first and then
 // inserting in order costs less than inserting at random.
-func (x *expiryIndex) rebuild(docs map[string]*entry) {
-	items := make([]*entry, 0, len(docs))
-	for _, e := range docs {
-		if e.exp != neverExpires {
-			items = append(items, e)
+func (x *expiryIndex) rebuild(docs map[string]slot) {
+	items := make([]slot, 0, len(docs))
+	for _, s := range docs {
+		if s.exp != neverExpires {
+			items = append(items, s)
 		}
 	}
-	slices.SortFunc(items, func(a, b *entry) int {
+	slices.SortFunc(items, func(a, b slot) int {
 		switch {
 		case lessByExpiry(a, b):
 			return -1
@@ -98,11 +98,11 @@ func (x *expiryIndex) rebuild(docs map[string]*entry) {
 		return 0
 	})
 	x.tree.Clear(false)
-	for _, e := range items {
-		x.tree.ReplaceOrInsert(e)
+	for _, s := range items {
+		x.tree.ReplaceOrInsert(s)
 	}
 }
 
 // ascend calls fn on each entry in (exp, id) order until it returns false.
 // It exists for the invariant checks in tests.
-func (x expiryIndex) ascend(fn func(*entry) bool) { x.tree.Ascend(fn) }
+func (x expiryIndex) ascend(fn func(slot) bool) { x.tree.Ascend(fn) }

@@ -27,17 +27,18 @@ func (c *Collection) checkInvariants() error {
 
 func (s *shard) check(i int, def int32) error {
 	canExpire := 0
-	for id, e := range s.docs {
+	for id, sl := range s.docs {
+		e := sl.e
 		if e.id != id {
 			return fmt.Errorf("shard %d: document %q is stored under id %q", i, e.id, id)
 		}
-		if want := expiryAt(e.ts, effectiveTTL(def, e.ttl)); e.exp != want {
-			return fmt.Errorf("shard %d: document %q has exp %d, want %d (ts %d, ttl %d, default %d)", i, id, e.exp, want, e.ts, e.ttl, def)
+		if want := expiryAt(e.ts, effectiveTTL(def, e.ttl)); sl.exp != want {
+			return fmt.Errorf("shard %d: document %q has exp %d, want %d (ts %d, ttl %d, default %d)", i, id, sl.exp, want, e.ts, e.ttl, def)
 		}
 		if want := fmt.Sprintf(`"_ts":%d,"_etag":"%s"}`, e.ts, e.etag()); len(e.json) < len(want) || e.json[len(e.json)-len(want):] != want {
 			return fmt.Errorf("shard %d: document %q does not end with its stamp %s: %s", i, id, want, e.json)
 		}
-		if e.exp != neverExpires {
+		if sl.exp != neverExpires {
 			canExpire++
 		}
 	}
@@ -45,17 +46,17 @@ func (s *shard) check(i int, def int32) error {
 		return fmt.Errorf("shard %d: index has %d entries, %d documents can expire", i, n, canExpire)
 	}
 	var err error
-	var prev *entry
-	s.index.ascend(func(e *entry) bool {
+	var prev slot
+	s.index.ascend(func(sl slot) bool {
 		switch {
-		case s.docs[e.id] != e:
-			err = fmt.Errorf("shard %d: index entry %q (exp %d) is not the stored document", i, e.id, e.exp)
-		case e.exp == neverExpires:
-			err = fmt.Errorf("shard %d: index holds %q, which never expires", i, e.id)
-		case prev != nil && !lessByExpiry(prev, e):
-			err = fmt.Errorf("shard %d: index out of order at %q", i, e.id)
+		case s.docs[sl.e.id] != sl:
+			err = fmt.Errorf("shard %d: index entry %q (exp %d) is not the stored document", i, sl.e.id, sl.exp)
+		case sl.exp == neverExpires:
+			err = fmt.Errorf("shard %d: index holds %q, which never expires", i, sl.e.id)
+		case prev.e != nil && !lessByExpiry(prev, sl):
+			err = fmt.Errorf("shard %d: index out of order at %q", i, sl.e.id)
 		}
-		prev = e
+		prev = sl
 		return err == nil
 	})
 	if err != nil {

@@ -125,14 +125,14 @@ func (c *Collection) Sweep() int { return c.sweep(nil) }
 func (c *Collection) sweep(stop <-chan struct{}) int {
 	now := c.now()
 	total := 0
-	var batch []*entry
+	var batch []slot
 	for i := range c.shards {
 		s := &c.shards[i]
 		for isExpired(s.minExp.Load(), now) {
 			s.mu.Lock()
 			batch = s.index.popExpired(now, c.batch, batch[:0])
-			for _, e := range batch {
-				delete(s.docs, e.id)
+			for _, sl := range batch {
+				delete(s.docs, sl.e.id)
 			}
 			s.minExp.Store(s.index.min())
 			s.mu.Unlock()
@@ -151,13 +151,12 @@ func (c *Collection) sweep(stop <-chan struct{}) int {
 	return total
 }
 
-// report passes removed documents to OnExpire. No lock may be held. Their
-// exp fields are stable: they left their shard under its lock.
-func (c *Collection) report(removed []*entry) {
+// report passes removed documents to OnExpire. No lock may be held.
+func (c *Collection) report(removed []slot) {
 	if c.onExpire == nil {
 		return
 	}
-	for _, e := range removed {
-		c.onExpire(Document{e: e, exp: e.exp})
+	for _, sl := range removed {
+		c.onExpire(Document{e: sl.e, exp: sl.exp})
 	}
 }

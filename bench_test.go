@@ -1,0 +1,165 @@
+package ttlstore_test
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/ttlstore/ttlstore"
+)
+
+// The library's own benchmarks, for tuning. The comparison with other caches
+// is in the bench/ module.
+
+// benchDocs returns n documents of about 200 bytes of JSON and their ids.
+func benchDocs(n int) ([]string, [][]byte) {
+	ids := make([]string, n)
+	docs := make([][]byte, n)
+	for i := range n {
+		ids[i] = fmt.Sprintf("user-%07d", i)
+		docs[i] = fmt.Appendf(nil, `{"id":%q,"name":"Ada Lovelace","email":"ada%d@example.com","tags":["a","b","c"],"score":%d.5,"active":true,"address":{"city":"London","zip":"N1 %d"}}`, ids[i], i, i%100, i%10)
+	}
+	return ids, docs
+}
+
+// skewClock is the wall clock moved forward by an offset. Benchmarks use it
+// rather than clock.Mock, whose Now takes a mutex and would dominate what
+// they measure; moving the offset expires documents at once.
+type skewClock struct {
+	ttlstore.Clock
+	skew atomic.Int64
+}
+
+func (c *skewClock) Now() time.Time                  { return c.Clock.Now().Add(time.Duration(c.skew.Load())) }
+func (c *skewClock) Add(d time.Duration)             { c.skew.Add(int64(d)) }
+func (c *skewClock) Until(t time.Time) time.Duration { return t.Sub(c.Now()) }
+
+func newBenchCollection(b *testing.B) *ttlstore.Collection {
+	c, err := ttlstore.New(ttlstore.Options{DefaultTTL: ttlstore.TTL(3600), Clock: &skewClock{Clock: clock.New()}, SweepInterval: ttlstore.ManualSweep})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+func benchCollection(b *testing.B, n int) (*ttlstore.Collection, []string, [][]byte) {
+	b.Helper()
+	c := newBenchCollection(b)
+	b.Cleanup(func() { c.Close() })
+	ids, docs := benchDocs(n)
+	for _, d := range docs {
+		if _, err := c.Upsert(d); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return c, ids, docs
+}
+
+func BenchmarkRead(b *testing.B) {
+	for _, n := range []int{10_000, 100_000, 1_000_000} {
+		b.Run(fmt.Sprintf("hit/%d", n), func(b *testing.B) {
+			c, ids, _ := benchCollection(b, n)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := c.Read(ids[i%n]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("hit-parallel/100000", func(b *testing.B) {
+		c, ids, _ := benchCollection(b, 100_000)
+		b.ReportAllocs()
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			i := 0
+			for pb.Next() {
+				if _, err := c.Read(ids[i%len(ids)]); err != nil {
+					b.Fatal(err)
+				}
+				i += 7
+			}
+		})
+	})
+	b.Run("expired/100000", func(b *testing.B) {
+		c, ids, _ := benchCollection(b, 100_000)
+		skewOf(c).Add(2 * time.Hour)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if _, err := c.Read(ids[i%len(ids)]); err == nil {
+				b.Fatal("expired document found")
+			}
+		}
+	})
+}
+
+func BenchmarkWrite(b *testing.B) {
+	b.Run("insert", func(b *testing.B) {
+		const n = 100_000
+		_, docs := benchDocs(n)
+		b.ReportAllocs()
+		var c *ttlstore.Collection
+		for i := 0; i < b.N; i++ {
+			if i%n == 0 {
+				b.StopTimer()
+				if c != nil {
+					c.Close()
+				}
+				c = newBenchCollection(b)
+				b.StartTimer()
+			}
+			if _, err := c.Upsert(docs[i%n]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		c.Close()
+	})
+	b.Run("overwrite", func(b *testing.B) {
+		c, _, docs := benchCollection(b, 100_000)
+		clk := skewOf(c)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if i%len(docs) == 0 {
+				b.StopTimer()
+				clk.Add(time.Second) // each pass moves every document's index entry
+				b.StartTimer()
+			}
+			if _, err := c.Upsert(docs[i%len(docs)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkSweep(b *testing.B) {
+	b.Run("nothing-expired/1000000", func(b *testing.B) {
+		c, _, _ := benchCollection(b, 1_000_000)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if c.Sweep() != 0 {
+				b.Fatal("swept")
+			}
+		}
+	})
+	b.Run("100000-expired", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			c, _, _ := benchCollection(b, 100_000)
+			skewOf(c).Add(2 * time.Hour)
+			b.StartTimer()
+			if n := c.Sweep(); n != 100_000 {
+				b.Fatalf("swept %d", n)
+			}
+		}
+	})
+}
+
+func skewOf(c *ttlstore.Collection) *skewClock { return c.Clock().(*skewClock) }
