@@ -37,17 +37,23 @@ func (c *skewClock) Now() time.Time                  { return c.Clock.Now().Add(
 func (c *skewClock) Add(d time.Duration)             { c.skew.Add(int64(d)) }
 func (c *skewClock) Until(t time.Time) time.Duration { return t.Sub(c.Now()) }
 
-func newBenchCollection(b *testing.B) *ttlstore.Collection {
-	c, err := ttlstore.New(ttlstore.Options{DefaultTTL: ttlstore.TTL(3600), Clock: &skewClock{Clock: clock.New()}, SweepInterval: ttlstore.ManualSweep})
+// newBenchCollection returns a collection on the default clock, or on a
+// skewClock for benchmarks that expire documents.
+func newBenchCollection(b *testing.B, skew bool) *ttlstore.Collection {
+	var clk ttlstore.Clock
+	if skew {
+		clk = &skewClock{Clock: clock.New()}
+	}
+	c, err := ttlstore.New(ttlstore.Options{DefaultTTL: ttlstore.TTL(3600), Clock: clk, SweepInterval: ttlstore.ManualSweep})
 	if err != nil {
 		b.Fatal(err)
 	}
 	return c
 }
 
-func benchCollection(b *testing.B, n int) (*ttlstore.Collection, []string, [][]byte) {
+func benchCollection(b *testing.B, n int, skew bool) (*ttlstore.Collection, []string, [][]byte) {
 	b.Helper()
-	c := newBenchCollection(b)
+	c := newBenchCollection(b, skew)
 	b.Cleanup(func() { c.Close() })
 	ids, docs := benchDocs(n)
 	for _, d := range docs {
@@ -61,7 +67,7 @@ func benchCollection(b *testing.B, n int) (*ttlstore.Collection, []string, [][]b
 func BenchmarkRead(b *testing.B) {
 	for _, n := range []int{10_000, 100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("hit/%d", n), func(b *testing.B) {
-			c, ids, _ := benchCollection(b, n)
+			c, ids, _ := benchCollection(b, n, false)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
@@ -72,7 +78,7 @@ func BenchmarkRead(b *testing.B) {
 		})
 	}
 	b.Run("hit-parallel/100000", func(b *testing.B) {
-		c, ids, _ := benchCollection(b, 100_000)
+		c, ids, _ := benchCollection(b, 100_000, false)
 		b.ReportAllocs()
 		b.ResetTimer()
 		b.RunParallel(func(pb *testing.PB) {
@@ -86,7 +92,7 @@ func BenchmarkRead(b *testing.B) {
 		})
 	})
 	b.Run("expired/100000", func(b *testing.B) {
-		c, ids, _ := benchCollection(b, 100_000)
+		c, ids, _ := benchCollection(b, 100_000, true)
 		skewOf(c).Add(2 * time.Hour)
 		b.ReportAllocs()
 		b.ResetTimer()
@@ -110,7 +116,7 @@ func BenchmarkWrite(b *testing.B) {
 				if c != nil {
 					c.Close()
 				}
-				c = newBenchCollection(b)
+				c = newBenchCollection(b, false)
 				b.StartTimer()
 			}
 			if _, err := c.Upsert(docs[i%n]); err != nil {
@@ -121,7 +127,7 @@ func BenchmarkWrite(b *testing.B) {
 		c.Close()
 	})
 	b.Run("overwrite", func(b *testing.B) {
-		c, _, docs := benchCollection(b, 100_000)
+		c, _, docs := benchCollection(b, 100_000, true)
 		clk := skewOf(c)
 		b.ReportAllocs()
 		b.ResetTimer()
@@ -140,7 +146,7 @@ func BenchmarkWrite(b *testing.B) {
 
 func BenchmarkSweep(b *testing.B) {
 	b.Run("nothing-expired/1000000", func(b *testing.B) {
-		c, _, _ := benchCollection(b, 1_000_000)
+		c, _, _ := benchCollection(b, 1_000_000, false)
 		b.ReportAllocs()
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
@@ -152,7 +158,7 @@ func BenchmarkSweep(b *testing.B) {
 	b.Run("100000-expired", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			b.StopTimer()
-			c, _, _ := benchCollection(b, 100_000)
+			c, _, _ := benchCollection(b, 100_000, true)
 			skewOf(c).Add(2 * time.Hour)
 			b.StartTimer()
 			if n := c.Sweep(); n != 100_000 {

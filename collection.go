@@ -57,8 +57,11 @@ type Options struct {
 	// with ErrInvalidTTL.
 	DefaultTTL *int32
 
-	// Clock is the source of time; nil means the wall clock. Tests pass a
-	// *clock.Mock and move time with Add.
+	// Clock is the source of time. Tests pass a *clock.Mock and move time
+	// with Add. nil means the wall clock as read at New, advanced from then
+	// on by the monotonic clock (as time.Since measures), so that a step of
+	// the system clock can neither bring expired documents back nor expire
+	// live ones early.
 	Clock Clock
 
 	// SweepInterval is the shortest time between two background sweeps, so
@@ -114,6 +117,7 @@ type shard struct {
 // its return; see the package documentation for what iteration guarantees.
 type Collection struct {
 	clock    Clock
+	mono     *monoClock    // the clock, when it is the default one: read without an interface call
 	interval time.Duration // > 0 with a background sweeper, < 0 without
 	batch    int
 	maxSize  int
@@ -173,7 +177,8 @@ func New(opts Options) (*Collection, error) {
 		wake:     make(chan struct{}, 1),
 	}
 	if c.clock == nil {
-		c.clock = wallClock()
+		c.mono = newMonoClock()
+		c.clock = c.mono
 	}
 	if c.interval == 0 {
 		c.interval = DefaultSweepInterval
@@ -204,7 +209,12 @@ func New(opts Options) (*Collection, error) {
 }
 
 // now is the clock's current whole Unix second.
-func (c *Collection) now() int64 { return unixSeconds(c.clock.Now()) }
+func (c *Collection) now() int64 {
+	if c.mono != nil {
+		return c.mono.unixSeconds()
+	}
+	return unixSeconds(c.clock.Now())
+}
 
 func (c *Collection) shardFor(id string) *shard {
 	return &c.shards[maphash.String(c.seed, id)&(numShards-1)]

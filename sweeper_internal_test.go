@@ -124,3 +124,20 @@ func TestSweepStopsBetweenBatches(t *testing.T) {
 	assert.Equal(t, 5, reported)
 	require.NoError(t, c.checkInvariants())
 }
+
+// TestMonoClock: the default clock agrees with the wall clock to the
+// second, its unixSeconds with its Now, and rounds down before 1970.
+func TestMonoClock(t *testing.T) {
+	m := newMonoClock()
+	wall := time.Now().Unix()
+	assert.InDelta(t, wall, m.unixSeconds(), 1)
+	assert.InDelta(t, m.Now().Unix(), m.unixSeconds(), 1)
+	assert.True(t, m.Until(m.Now().Add(time.Hour)) > 59*time.Minute)
+
+	past := &monoClock{start: time.Now(), startNanos: -1_500_000_000}
+	assert.Equal(t, int64(-2), past.unixSeconds(), "-1.5 s is in second -2")
+	c, err := New(Options{SweepInterval: ManualSweep})
+	require.NoError(t, err)
+	defer c.Close()
+	assert.NotNil(t, c.mono, "the nil Clock is the monotonic wall clock")
+}
