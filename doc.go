@@ -93,7 +93,8 @@
 // service would show.
 //
 // Expired documents are invisible at once; a background sweeper removes
-// them from memory later. It keeps them in an index ordered by (expiry, id)
+// them from memory later. It keeps them in an index ordered by expiry (ties
+// broken by an identity that makes each entry unique)
 // that holds only documents that can expire, sleeps on one timer until the
 // earliest expiry (but no sooner than Options.SweepInterval after its last
 // sweep), and deletes in batches of Options.SweepBatch, releasing the lock

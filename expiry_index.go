@@ -2,12 +2,14 @@ package ttlstore
 
 import (
 	"slices"
+	"unsafe"
 
 	"github.com/google/btree"
 )
 
-// expiryIndex orders the entries of one shard that can expire by (exp, id),
-// so the entries are unique in it and the next to expire is its minimum.
+// expiryIndex orders the entries of one shard that can expire by expiry
+// second, then entry address (see lessByExpiry), so the entries are unique in
+// it and the next to expire is its minimum.
 // Entries that never expire are kept out of it. It is guarded by its shard's
 // mutex; every method must be called with that mutex held (read methods with
 // at least the read lock).
@@ -23,11 +25,19 @@ type expiryIndex struct {
 // few cache lines, which keeps the tree shallow (four levels at 1M entries).
 const indexDegree = 32
 
+// lessByExpiry orders by expiry second, then by the entry's address. Ties
+// on the second are the rule, not the exception (every write in the same
+// second with the same TTL makes one), and the tie-break is only there to
+// make items unique: the address is unique among live entries, stable (Go's
+// heap does not move objects), and costs no memory load, where comparing ids
+// would load both entries and their strings. Sweeps visit shards in an order
+// set by a random hash seed, so no order among documents expiring in the
+// same second was observable anyway.
 func lessByExpiry(a, b slot) bool {
 	if a.exp != b.exp {
 		return a.exp < b.exp
 	}
-	return a.e.id < b.e.id
+	return uintptr(unsafe.Pointer(a.e)) < uintptr(unsafe.Pointer(b.e))
 }
 
 func newExpiryIndex() expiryIndex {
