@@ -87,10 +87,12 @@
 //
 // # Time and the sweeper
 //
-// All time comes from Options.Clock (the wall clock when nil), so a test can
+// All time comes from Options.Clock, so a test can
 // pass clock.NewMock() from github.com/benbjohnson/clock and move time with
 // Add: a month passes in microseconds, and reads see exactly what the
-// service would show.
+// service would show. When Options.Clock is nil, the time is the wall clock
+// as read at New, advanced by the monotonic clock: a step of the system
+// clock can neither bring expired documents back nor expire live ones early.
 //
 // Expired documents are invisible at once; a background sweeper removes
 // them from memory later. It keeps them in an index ordered by expiry (ties
