@@ -563,7 +563,10 @@ func (c *Collection) Len() int {
 	return st.Live
 }
 
-// Stats describes a Collection's contents at one instant.
+// Stats describes a Collection's contents. Each shard is counted under its
+// own lock at the clock's reading then, so under concurrent writes or a
+// moving clock the counts may mix instants a few microseconds apart; all
+// shards are counted under one DefaultTTL.
 type Stats struct {
 	// Live is the number of documents that have not expired.
 	Live int
