@@ -1,0 +1,312 @@
+// Command benchsummary reads the raw output of the bench workloads (go test
+// -bench, any -count) and prints, for every workload and unit, ttlstore's
+// median and each peer's median with the ratio ttlstore/peer (below 1 means
+// ttlstore needs less), then checks ttlstore against its targets.
+//
+//	go run ./cmd/benchsummary results/2026-01-02.txt
+//
+// Benchmark names must carry the store as a store=<name> component; the rest
+// of the name is the workload. benchstat (see run.sh) gives the confidence
+// intervals and significance; this adds the ratios and the targets.
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+const base = "ttlstore"
+
+// results holds samples by workload, unit and store.
+type results struct {
+	rows   []string // workloads in the order first seen
+	units  map[string][]string
+	stores []string
+	vals   map[string]map[string]map[string][]float64
+}
+
+var procs = regexp.MustCompile(`-\d+$`)
+
+func (r *results) add(row, unit, store string, v float64) {
+	if r.vals[row] == nil {
+		r.vals[row] = map[string]map[string][]float64{}
+		r.rows = append(r.rows, row)
+	}
+	if r.vals[row][unit] == nil {
+		r.vals[row][unit] = map[string][]float64{}
+		r.units[row] = append(r.units[row], unit)
+	}
+	if !slices.Contains(r.stores, store) {
+		r.stores = append(r.stores, store)
+	}
+	r.vals[row][unit][store] = append(r.vals[row][unit][store], v)
+}
+
+func parse(in io.Reader, r *results) error {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") || len(f)%2 != 0 {
+			continue
+		}
+		if _, err := strconv.Atoi(f[1]); err != nil {
+			continue
+		}
+		name := procs.ReplaceAllString(strings.TrimPrefix(f[0], "Benchmark"), "")
+		var parts []string
+		store := ""
+		for _, p := range strings.Split(name, "/") {
+			if s, ok := strings.CutPrefix(p, "store="); ok {
+				store = s
+			} else {
+				parts = append(parts, p)
+			}
+		}
+		if store == "" {
+			continue
+		}
+		row := strings.Join(parts, "/")
+		for i := 2; i+1 < len(f); i += 2 {
+			v, err := strconv.ParseFloat(f[i], 64)
+			if err != nil {
+				return fmt.Errorf("%q: %v", sc.Text(), err)
+			}
+			r.add(row, f[i+1], store, v)
+		}
+	}
+	return sc.Err()
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// med is the median of row/unit for store, NaN when there is none.
+func (r *results) med(row, unit, store string) float64 {
+	return median(r.vals[row][unit][store])
+}
+
+func format(v float64, unit string) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	if unit == "ns/op" || strings.HasSuffix(unit, "-ns") || unit == "ns/live-doc" {
+		switch {
+		case v >= 1e9:
+			return fmt.Sprintf("%.3gs", v/1e9)
+		case v >= 1e6:
+			return fmt.Sprintf("%.3gms", v/1e6)
+		case v >= 1e3:
+			return fmt.Sprintf("%.3gµs", v/1e3)
+		}
+		return fmt.Sprintf("%.3gns", v)
+	}
+	return fmt.Sprintf("%.4g", v)
+}
+
+func ratio(a, b float64) string {
+	switch {
+	case math.IsNaN(a) || math.IsNaN(b):
+		return ""
+	case b == 0 && a == 0:
+		return " (=)"
+	case b == 0:
+		return " (∞)"
+	}
+	return fmt.Sprintf(" (%.2fx)", a/b)
+}
+
+func (r *results) table(w io.Writer) {
+	peers := slices.DeleteFunc(slices.Clone(r.stores), func(s string) bool { return s == base })
+	header := []string{"workload", "unit", base}
+	header = append(header, peers...)
+	var lines [][]string
+	for _, row := range r.rows {
+		for _, unit := range r.units[row] {
+			b := r.med(row, unit, base)
+			line := []string{row, unit, fmt.Sprintf("%s n=%d", format(b, unit), len(r.vals[row][unit][base]))}
+			for _, p := range peers {
+				v := r.med(row, unit, p)
+				if math.IsNaN(v) {
+					line = append(line, "")
+					continue
+				}
+				line = append(line, format(v, unit)+ratio(b, v))
+			}
+			lines = append(lines, line)
+		}
+	}
+	width := make([]int, len(header))
+	for _, l := range append([][]string{header}, lines...) {
+		for i, c := range l {
+			width[i] = max(width[i], len([]rune(c)))
+		}
+	}
+	pr := func(l []string) {
+		for i, c := range l {
+			fmt.Fprintf(w, "%-*s  ", width[i], c)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "Medians; in parentheses ttlstore/peer (below 1: ttlstore needs less).\n\n")
+	pr(header)
+	for _, l := range lines {
+		pr(l)
+	}
+}
+
+// A target is one goal for ttlstore, checked on the medians.
+type target struct {
+	name  string
+	check func(r *results) (met bool, detail string, ok bool)
+}
+
+func nan(vs ...float64) bool {
+	for _, v := range vs {
+		if math.IsNaN(v) {
+			return true
+		}
+	}
+	return false
+}
+
+var targets = []target{
+	{"read hit faster than every peer serially, 0 allocs", func(r *results) (bool, string, bool) {
+		t := r.med("ReadHit", "ns/op", base)
+		allocs := r.med("ReadHit", "allocs/op", base)
+		if nan(t) {
+			return false, "", false
+		}
+		met := allocs == 0
+		var parts []string
+		for _, p := range r.stores {
+			if v := r.med("ReadHit", "ns/op", p); p != base && !nan(v) {
+				met = met && t < v
+				parts = append(parts, fmt.Sprintf("%s %.2fx", p, t/v))
+			}
+		}
+		return met, fmt.Sprintf("%s, %g allocs; ttlstore/peer: %s", format(t, "ns/op"), allocs, strings.Join(parts, ", ")), true
+	}},
+	{"parallel read hit within 1.2x otter", func(r *results) (bool, string, bool) {
+		t, o := r.med("ReadHitParallel", "ns/op", base), r.med("ReadHitParallel", "ns/op", "otter")
+		if nan(t, o) {
+			return false, "", false
+		}
+		return t/o <= 1.2, fmt.Sprintf("%s vs %s: %.2fx", format(t, "ns/op"), format(o, "ns/op"), t/o), true
+	}},
+	{"insert <= 0.8x ttlcache, <= otter, <= 3 allocs", writeTarget("Insert")},
+	{"overwrite <= 0.8x ttlcache, <= otter, <= 3 allocs", writeTarget("Overwrite")},
+	{"expired read no slower than a hit", func(r *results) (bool, string, bool) {
+		e, h := r.med("ReadExpired", "ns/op", base), r.med("ReadHit", "ns/op", base)
+		if nan(e, h) {
+			return false, "", false
+		}
+		return e <= h, fmt.Sprintf("expired %s (%g allocs) vs hit %s: %.2fx", format(e, "ns/op"),
+			r.med("ReadExpired", "allocs/op", base), format(h, "ns/op"), e/h), true
+	}},
+	{"iteration cost per live doc flat (50% expired within 1.2x of 0%)", func(r *results) (bool, string, bool) {
+		z, t, f := r.med("Iterate/expired=0%", "ns/live-doc", base), r.med("Iterate/expired=10%", "ns/live-doc", base), r.med("Iterate/expired=50%", "ns/live-doc", base)
+		if nan(z, f) {
+			return false, "", false
+		}
+		return f/z <= 1.2, fmt.Sprintf("0%% %s, 10%% %s, 50%% %s per live doc: 50%%/0%% = %.2fx", format(z, "ns/live-doc"), format(t, "ns/live-doc"), format(f, "ns/live-doc"), f/z), true
+	}},
+	{"sweep with nothing expired under 1µs at 1M", func(r *results) (bool, string, bool) {
+		t := r.med("SweepNothing/n=1M", "ns/op", base)
+		if nan(t) {
+			return false, "", false
+		}
+		return t < 1000, format(t, "ns/op"), true
+	}},
+	{"deleting 100k expired faster than go-cache DeleteExpired", func(r *results) (bool, string, bool) {
+		t, g := r.med("SweepExpired/n=100k", "ns/op", base), r.med("SweepExpired/n=100k", "ns/op", "gocache")
+		if nan(t, g) {
+			return false, "", false
+		}
+		return t < g, fmt.Sprintf("%s vs %s: %.2fx", format(t, "ns/op"), format(g, "ns/op"), t/g), true
+	}},
+	{"read p99 during mass-expiry sweep <= 2x idle p99", func(r *results) (bool, string, bool) {
+		s, i := r.med("ReadDuringSweep/phase=sweeping", "p99-ns", base), r.med("ReadDuringSweep/phase=idle", "p99-ns", base)
+		if nan(s, i) {
+			return false, "", false
+		}
+		return s <= 2*i, fmt.Sprintf("p99 %s vs idle %s: %.2fx; max during sweep %s", format(s, "p99-ns"), format(i, "p99-ns"), s/i,
+			format(r.med("ReadDuringSweep/phase=sweeping", "max-ns", base), "max-ns")), true
+	}},
+	{"memory <= 87 B/doc overhead", func(r *results) (bool, string, bool) {
+		a, b := r.med("Memory/n=100k", "B/doc-overhead", base), r.med("Memory/n=1M", "B/doc-overhead", base)
+		if nan(a) && nan(b) {
+			return false, "", false
+		}
+		return (nan(a) || a <= 87) && (nan(b) || b <= 87), fmt.Sprintf("100k: %.1f, 1M: %.1f B/doc", a, b), true
+	}},
+	{"read cost flat from 10k to 1M (within 1.5x)", func(r *results) (bool, string, bool) {
+		a, b, c := r.med("ReadHitScale/n=10k", "ns/op", base), r.med("ReadHitScale/n=100k", "ns/op", base), r.med("ReadHitScale/n=1M", "ns/op", base)
+		if nan(a, c) {
+			return false, "", false
+		}
+		lo, hi := min(a, b, c), max(a, b, c)
+		return hi/lo <= 1.5, fmt.Sprintf("10k %s, 100k %s, 1M %s: max/min %.2fx", format(a, "ns/op"), format(b, "ns/op"), format(c, "ns/op"), hi/lo), true
+	}},
+}
+
+func writeTarget(row string) func(r *results) (bool, string, bool) {
+	return func(r *results) (bool, string, bool) {
+		t, c, o := r.med(row, "ns/op", base), r.med(row, "ns/op", "ttlcache"), r.med(row, "ns/op", "otter")
+		a := r.med(row, "allocs/op", base)
+		if nan(t, c, o) {
+			return false, "", false
+		}
+		return t <= 0.8*c && t <= o && a <= 3, fmt.Sprintf("%s, %g allocs; /ttlcache %.2fx, /otter %.2fx", format(t, "ns/op"), a, t/c, t/o), true
+	}
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: benchsummary raw-output-file...")
+		os.Exit(2)
+	}
+	r := &results{units: map[string][]string{}, vals: map[string]map[string]map[string][]float64{}}
+	for _, name := range os.Args[1:] {
+		f, err := os.Open(name)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		err = parse(f, r)
+		f.Close()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+			os.Exit(1)
+		}
+	}
+	r.table(os.Stdout)
+	fmt.Println("\nTargets (ttlstore):")
+	for _, t := range targets {
+		met, detail, ok := t.check(r)
+		status := "MET   "
+		switch {
+		case !ok:
+			status, detail = "n/a   ", "not measured"
+		case !met:
+			status = "MISSED"
+		}
+		fmt.Printf("  %s %s: %s\n", status, t.name, detail)
+	}
+}

@@ -1,0 +1,27 @@
+module github.com/ttlstore/ttlstore/bench
+
+go 1.24.0
+
+require (
+	github.com/benbjohnson/clock v1.3.5
+	github.com/hashicorp/golang-lru/v2 v2.0.7
+	github.com/jellydator/ttlcache/v3 v3.4.1
+	github.com/maypok86/otter/v2 v2.4.0
+	github.com/patrickmn/go-cache v2.1.0+incompatible
+	github.com/tidwall/buntdb v1.3.0
+	github.com/ttlstore/ttlstore v0.0.0
+)
+
+require (
+	github.com/google/btree v1.1.3 // indirect
+	github.com/tidwall/btree v1.4.2 // indirect
+	github.com/tidwall/gjson v1.14.3 // indirect
+	github.com/tidwall/grect v0.1.4 // indirect
+	github.com/tidwall/match v1.1.1 // indirect
+	github.com/tidwall/pretty v1.2.0 // indirect
+	github.com/tidwall/rtred v0.1.2 // indirect
+	github.com/tidwall/tinyqueue v0.1.1 // indirect
+	golang.org/x/sync v0.16.0 // indirect
+)
+
+replace github.com/ttlstore/ttlstore => ../

@@ -1,0 +1,89 @@
+package bench
+
+import (
+	"sync/atomic"
+	"testing"
+)
+
+// BenchmarkReadHit measures one read of a live document in a store of 100k,
+// ids in random order, on one goroutine.
+func BenchmarkReadHit(b *testing.B) {
+	forEachKind(b, nil, func(b *testing.B, k Kind) {
+		s, order := filled(k, n100k, Config{})
+		benchReads(b, s, order, true)
+	})
+}
+
+// BenchmarkReadHitParallel is BenchmarkReadHit on GOMAXPROCS goroutines
+// (b.RunParallel), each walking the read order from its own offset.
+func BenchmarkReadHitParallel(b *testing.B) {
+	forEachKind(b, nil, func(b *testing.B, k Kind) {
+		s, order := filled(k, n100k, Config{})
+		b.ReportAllocs()
+		var start, misses atomic.Int64
+		b.ResetTimer()
+		b.RunParallel(func(pb *testing.PB) {
+			i := int(start.Add(1)) * 7919 * 131
+			miss := 0
+			for pb.Next() {
+				if !s.Get(order[i&orderMask]) {
+					miss++
+				}
+				i++
+			}
+			misses.Add(int64(miss))
+		})
+		if n := misses.Load(); n > 0 {
+			b.Fatalf("%s: %d of the reads of live documents missed", k.Name, n)
+		}
+	})
+}
+
+// BenchmarkReadHitScale is BenchmarkReadHit for ttlstore and otter at 10k,
+// 100k and 1M documents: the cost of a read should not grow with the store.
+func BenchmarkReadHitScale(b *testing.B) {
+	for _, n := range []int{n10k, n100k, n1M} {
+		b.Run(sizeName(n), func(b *testing.B) {
+			forEachKind(b, only("ttlstore", "otter"), func(b *testing.B, k Kind) {
+				s, order := filled(k, n, Config{})
+				benchReads(b, s, order, true)
+			})
+		})
+	}
+}
+
+// BenchmarkReadExpired measures one read of a document that has expired but
+// is still in memory (not swept), in a store of 100k such documents. Every
+// read must report not found. For ttlstore compare it with
+// BenchmarkReadHit/store=ttlstore. Otter may drop expired entries as part of
+// its maintenance, in which case its reads become plain misses; the
+// expirable LRU cannot keep expired entries unswept and is left out.
+func BenchmarkReadExpired(b *testing.B) {
+	forEachKind(b, expires, func(b *testing.B, k Kind) {
+		d := Data(n100k)
+		s := fixtureStore("expired/"+k.Name, func() Store {
+			s := k.New(Config{Expiry: true})
+			if err := FillExpired(s, d.IDs, d.Docs, d.Len()); err != nil {
+				b.Fatal(err)
+			}
+			return s
+		})
+		benchReads(b, s, readOrder(n100k), false)
+	})
+}
+
+// benchReads reads order[i] in a b.Loop and fails unless every read found a
+// document (want) or none did (!want).
+func benchReads(b *testing.B, s Store, order []string, want bool) {
+	b.ReportAllocs()
+	i, wrong := 0, 0
+	for b.Loop() {
+		if s.Get(order[i&orderMask]) != want {
+			wrong++
+		}
+		i++
+	}
+	if wrong > 0 {
+		b.Fatalf("%d of %d reads found=%v, want found=%v", wrong, i, !want, want)
+	}
+}
