@@ -463,7 +463,7 @@ func (c *Collection) Read(id string) (Document, error) {
 		// follows this read also follows this reading of the clock.
 		if sl.exp == neverExpires || !isExpired(sl.exp, c.now()) {
 			s.mu.RUnlock()
-			return Document{e: sl.e, exp: sl.exp}, nil
+			return Document(sl), nil
 		}
 	}
 	s.mu.RUnlock()

@@ -157,6 +157,6 @@ func (c *Collection) report(removed []slot) {
 		return
 	}
 	for _, sl := range removed {
-		c.onExpire(Document{e: sl.e, exp: sl.exp})
+		c.onExpire(Document(sl))
 	}
 }
