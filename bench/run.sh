@@ -5,7 +5,7 @@
 # against ttlstore) and benchsummary's (ttlstore/peer ratios and ttlstore's
 # targets).
 #
-#   ./run.sh                    # -count 6, about 20 minutes on 2 cores
+#   ./run.sh                    # -count 6, 14-17 minutes on 2 cores
 #   BENCH_COUNT=10 ./run.sh     # more samples
 #   BENCH_QUICK=1 ./run.sh      # smoke test: -count 1, short benchtimes
 #
@@ -36,7 +36,7 @@ echo "== building the benchmark binary" >&2
 go test -c -o "$tmp/bench.test" .
 
 commit=$(git -C .. rev-parse --short HEAD 2>/dev/null || echo unknown)
-if [[ -n $(git -C .. status --porcelain -- . .. 2>/dev/null) ]]; then
+if [[ -n $(git -C .. status --porcelain -- . ':!bench/results' 2>/dev/null) ]]; then
 	commit="$commit+dirty"
 fi
 {
