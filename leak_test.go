@@ -106,7 +106,9 @@ func TestCloseWhileSweeperMidBatch(t *testing.T) {
 
 	swept := calls.Load()
 	assert.GreaterOrEqual(t, swept, int64(1))
-	assert.Less(t, swept, int64(n), "the sweeper did not stop between batches")
+	// Whether it stopped before the last batch depends on scheduling: Close
+	// sets the closed flag (which awaitClosed sees) just before it signals
+	// the sweeper. TestSweepStopsBetweenBatches checks the stop itself.
 	assert.Equal(t, ttlstore.Stats{Expired: n - int(swept), Swept: uint64(swept)}, c.Stats())
 	clk.Add(time.Hour)
 	assert.Equal(t, swept, calls.Load(), "OnExpire called after Close returned")
