@@ -14,10 +14,12 @@ import (
 )
 
 // waitFor receives n ids from ch, which the background sweeper's OnExpire
-// feeds, failing the test if they do not come. Between receives it calls
-// clk.Add(0): a mock clock runs a timer only inside Add or Set, and a timer
-// the sweeper sets just after an Add has looked at its timers would
-// otherwise wait for the next move. The deadline only guards against a
+// feeds, failing the test if they do not come. Between receives it moves
+// clk forward by 1 ms: a mock clock runs a timer only inside Add or Set; a
+// timer the sweeper sets just after an Add has looked at its timers would
+// otherwise wait for the next move; and firing such a timer late sets the
+// mock's time back to it, so a poke of Add(0) might never reach an expiry.
+// A 20 s wait moves the mock by at most 20 s. The deadline only guards against a
 // hang; the outcome never depends on how fast the sweeper is.
 func waitFor(t *testing.T, clk *clock.Mock, ch <-chan string, n int) []string {
 	t.Helper()
@@ -30,7 +32,7 @@ func waitFor(t *testing.T, clk *clock.Mock, ch <-chan string, n int) []string {
 		case <-deadline:
 			t.Fatalf("the sweeper reported %d of %d documents: %v", len(got), n, got)
 		default:
-			clk.Add(0)
+			clk.Add(time.Millisecond)
 		}
 	}
 	return got
