@@ -154,6 +154,26 @@ func FuzzStamp(f *testing.F) {
 			t.Fatalf("Stamp modified src")
 		}
 
+		// Strip is Stamp without the stamp: the same error, or the same
+		// output up to StampAt and then '}', with the same Fields.
+		sdst := make([]byte, len(prefix), len(prefix)+int(ts>>6&255))
+		copy(sdst, prefix)
+		sout, sfields, serr := Strip(sdst, src, fuzzMaxDepth)
+		switch {
+		case (err == nil) != (serr == nil) || err != nil && err.Error() != serr.Error():
+			t.Fatalf("Strip error %v, Stamp error %v", serr, err)
+		case err != nil:
+			if !bytes.Equal(sout, prefix) {
+				t.Fatalf("Strip failed but changed dst: %q", sout)
+			}
+		case !reflect.DeepEqual(sfields, fields):
+			t.Fatalf("Strip fields %+v, Stamp fields %+v", sfields, fields)
+		case string(sout) != string(out[:fields.StampAt])+"}":
+			t.Fatalf("Strip = %q, want %q", sout, string(out[:fields.StampAt])+"}")
+		case len(sout)-len(prefix) > len(src):
+			t.Fatalf("Strip output %d bytes, longer than the %d of src", len(sout)-len(prefix), len(src))
+		}
+
 		// Work out what must happen.
 		var wantErr error // nil: must succeed
 		var allowed []error

@@ -161,6 +161,35 @@ type Fields struct {
 // least len(src)+len(etag)+39 bytes of spare capacity; otherwise it grows dst
 // once, up front.
 func Stamp(dst, src []byte, ts int64, etag string, maxDepth int) (out []byte, f Fields, err error) {
+	out, f, err = scan(dst, src, maxDepth, maxStampLen+len(etag))
+	if err != nil {
+		return out, f, err
+	}
+	return AppendStamp(out, ts, etag, f.StampAt > len(dst)+1), f, nil
+}
+
+// Strip is Stamp without the stamp: it validates src exactly as Stamp does
+// and appends to dst the same stored form up to Fields.StampAt, then the
+// closing '}'. So the top-level "_ts" and "_etag" members are removed and
+// none are added, and
+//
+//	AppendStamp(out[:f.StampAt:f.StampAt], ts, etag, out[f.StampAt-1] != '{')
+//
+// yields what Stamp(dst, src, ts, etag, maxDepth) would have. The output is
+// never longer than src, so Strip does not allocate when dst has len(src)
+// bytes of spare capacity; otherwise it grows dst once, up front.
+func Strip(dst, src []byte, maxDepth int) (out []byte, f Fields, err error) {
+	out, f, err = scan(dst, src, maxDepth, 0)
+	if err != nil {
+		return out, f, err
+	}
+	return append(out, '}'), f, nil
+}
+
+// scan validates src and appends to dst its stored form up to Fields.StampAt
+// (the '{' and the kept members), after growing dst, if need be, to hold all
+// of src plus extra bytes.
+func scan(dst, src []byte, maxDepth, extra int) (out []byte, f Fields, err error) {
 	if !utf8.Valid(src) {
 		return dst, Fields{}, errInvalidUTF8(src)
 	}
@@ -178,7 +207,7 @@ func Stamp(dst, src []byte, ts int64, etag string, maxDepth int) (out []byte, f 
 	orig := dst
 	// The output is never longer than the input plus the stamp, so growing
 	// once up front avoids repeated reallocation while copying members.
-	if need := len(src) - i + maxStampLen + len(etag); cap(dst)-len(dst) < need {
+	if need := len(src) - i + extra; cap(dst)-len(dst) < need {
 		dst = slices.Grow(dst, need)
 	}
 	dst = append(dst, '{')
@@ -316,7 +345,6 @@ func Stamp(dst, src []byte, ts int64, etag string, maxDepth int) (out []byte, f 
 	dst = append(dst, src[runStart:runEnd]...)
 
 	f.StampAt = len(dst)
-	dst = AppendStamp(dst, ts, etag, kept)
 	return dst, f, nil
 }
 
