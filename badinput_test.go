@@ -2,6 +2,7 @@ package ttlstore_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -220,19 +221,30 @@ func TestBadOptionsAndDefaultTTL(t *testing.T) {
 	}
 }
 
-// The size limit applies to the bytes as passed, so a Document written back
-// as it was read carries its _ts and _etag (about 50 bytes) into the count:
-// a document stored at exactly MaxDocumentSize cannot be written back
-// unchanged, though Touch, which does not count, can still renew it.
+// The size limit applies to the bytes as passed. A Document passed back to a
+// write counts as its stored form, without _ts and _etag, so a document
+// stored at exactly MaxDocumentSize can be written back unchanged; its JSON()
+// bytes, which carry the stamp (about 50 bytes), are over the limit.
 func TestWriteBackAtSizeLimit(t *testing.T) {
 	c, _ := badInputCollection(t)
 	d, err := c.Upsert([]byte(padded(badInputMaxSize)))
 	require.NoError(t, err)
 	before := stateOf(c)
-	_, err = c.Upsert(d)
+	_, err = c.Upsert(d.JSON())
 	requireErrClass(t, err, ttlstore.ErrTooLarge)
 	assert.Contains(t, err.Error(), strconv.Itoa(len(d.JSON())))
 	assert.Equal(t, before, stateOf(c))
+
+	d2, err := c.Upsert(d)
+	require.NoError(t, err)
+	assert.NotEqual(t, d.ETag(), d2.ETag())
+	assert.Equal(t, string(d.JSON()[:len(d.JSON())-len(stampOf(d))]), string(d2.JSON()[:len(d2.JSON())-len(stampOf(d2))]),
+		"written back unchanged but for the stamp")
 	_, err = c.Touch("a")
 	require.NoError(t, err)
+}
+
+// stampOf is the stamp that ends d's JSON.
+func stampOf(d ttlstore.Document) string {
+	return fmt.Sprintf(`"_ts":%d,"_etag":%q}`, d.TS().Unix(), d.ETag())
 }

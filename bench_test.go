@@ -2,6 +2,7 @@ package ttlstore_test
 
 import (
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -156,16 +157,62 @@ func BenchmarkSweep(b *testing.B) {
 		}
 	})
 	b.Run("100000-expired", func(b *testing.B) {
+		_, docs := benchDocs(100_000)
 		for i := 0; i < b.N; i++ {
 			b.StopTimer()
-			c, _, _ := benchCollection(b, 100_000, true)
+			c := newBenchCollection(b, true)
+			for _, d := range docs {
+				if _, err := c.Upsert(d); err != nil {
+					b.Fatal(err)
+				}
+			}
 			skewOf(c).Add(2 * time.Hour)
+			runtime.GC()
 			b.StartTimer()
-			if n := c.Sweep(); n != 100_000 {
+			if n := c.Sweep(); n != len(docs) {
 				b.Fatalf("swept %d", n)
 			}
+			b.StopTimer()
+			c.Close()
+			b.StartTimer()
 		}
 	})
+}
+
+// BenchmarkIterate measures one pass of All over 100k documents of which a
+// share has expired unswept: the cost per live document (ns/live-doc)
+// should not grow with that share.
+func BenchmarkIterate(b *testing.B) {
+	for _, pct := range []int{0, 50} {
+		b.Run(fmt.Sprintf("expired=%d%%", pct), func(b *testing.B) {
+			const n = 100_000
+			c := newBenchCollection(b, true)
+			b.Cleanup(func() { c.Close() })
+			_, docs := benchDocs(n)
+			expired := n * pct / 100
+			for i, d := range docs {
+				if i == expired {
+					skewOf(c).Add(2 * time.Hour)
+				}
+				if _, err := c.Upsert(d); err != nil {
+					b.Fatal(err)
+				}
+			}
+			live := n - expired
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				got := 0
+				for range c.All() {
+					got++
+				}
+				if got != live {
+					b.Fatalf("iterated %d, want %d", got, live)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(live), "ns/live-doc")
+		})
+	}
 }
 
 func skewOf(c *ttlstore.Collection) *skewClock { return c.Clock().(*skewClock) }

@@ -98,9 +98,11 @@ const numShards = 32
 
 // shard holds the documents whose id hashes to it.
 type shard struct {
-	// mu protects docs and index.
-	mu    sync.RWMutex
-	docs  map[string]slot
+	// mu protects docs and index, and the pos field of their entries.
+	mu sync.RWMutex
+	// docs maps each id to its entry; the key is the entry's own id
+	// string, which points into the entry.
+	docs  map[string]*entry
 	index expiryIndex
 	// minExp is index.min(), cached so that sweeps can skip the shard
 	// without taking mu. It is written with mu held.
@@ -196,7 +198,7 @@ func New(opts Options) (*Collection, error) {
 	c.armed.Store(neverExpires)
 	for i := range c.shards {
 		s := &c.shards[i]
-		s.docs = make(map[string]slot)
+		s.docs = make(map[string]*entry)
 		s.index = newExpiryIndex()
 		s.minExp.Store(neverExpires)
 	}
@@ -270,89 +272,113 @@ func (c *Collection) ReplaceIfMatch(doc any, etag string) (Document, error) {
 	return c.write("replace", doc, mustExist, etag, true)
 }
 
-// maxStampLen is the longest stamp jsonscan.AppendStamp writes:
-// ,"_ts":<20 characters>,"_etag":"<16 hex digits>"}
-const maxStampLen = len(`,"_ts":`) + 20 + len(`,"_etag":"`) + etagLen + len(`"}`)
-
 func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, checkMatch bool) (Document, error) {
 	if c.closed.Load() {
 		return Document{}, newError(op, "", ErrClosed)
 	}
-	e, buf, err := c.prepare(op, doc)
+	e, err := c.prepare(op, doc)
 	if err != nil {
 		return Document{}, err
 	}
-	var etag [etagLen]byte
-	c.newETag(&etag)
+	e.etag = c.etagSeq.Add(1)
+	id := e.id()
 
-	s := c.shardFor(e.id)
+	s := c.shardFor(id)
 	s.mu.Lock()
+	// The time is read under the lock, which orders this write after every
+	// earlier one: _ts never goes back for one id, and the expiry of old
+	// is judged at the same second.
 	now := c.now()
-	old, had := s.docs[e.id]
-	oldLive := had && !isExpired(old.exp, now)
+	def := c.def.Load()
+	old, had := s.docs[id]
+	var oldExp int64
+	oldLive := false
+	if had {
+		oldExp = old.expiry(def)
+		oldLive = !isExpired(oldExp, now)
+	}
 	switch {
 	case mode == mustNotExist && oldLive:
 		s.mu.Unlock()
-		return Document{}, newError(op, e.id, ErrConflict)
+		return Document{}, newError(op, id, ErrConflict)
 	case mode == mustExist && !oldLive:
 		s.mu.Unlock()
-		return Document{}, newError(op, e.id, ErrNotFound)
-	case checkMatch && old.e.etag() != ifMatch:
+		return Document{}, newError(op, id, ErrNotFound)
+	case checkMatch && !old.etagIs(ifMatch):
+		t := old.etagText()
 		s.mu.Unlock()
-		return Document{}, newErrorDetail(op, e.id, ErrPreconditionFailed, "If-Match "+strconv.Quote(ifMatch)+", _etag "+strconv.Quote(old.e.etag()))
+		return Document{}, newErrorDetail(op, id, ErrPreconditionFailed, "If-Match "+strconv.Quote(ifMatch)+", _etag "+strconv.Quote(string(t[:])))
 	}
-	// Stamp the time now that the lock orders this write after every
-	// earlier one: _ts never goes back for one id, and the expiry of old
-	// was judged at the same second. The buffer was sized so this never
-	// reallocates, which keeps e.id (pointing into it) valid.
-	buf = jsonscan.AppendStamp(buf[:e.stampAt], now, string(etag[:]), e.stampAt > 1)
-	e.json = unsafe.String(unsafe.SliceData(buf), len(buf))
 	e.ts = now
-	sl := slot{e: e, exp: expiryAt(now, effectiveTTL(c.def.Load(), e.ttl))}
+	exp := expiryAt(now, effectiveTTL(def, e.ttl))
 	if had {
-		s.unindexLocked(old)
+		s.unindexLocked(old, oldExp)
 	}
-	s.docs[e.id] = sl
-	s.indexLocked(sl)
+	s.docs[id] = e
+	s.indexLocked(e, exp)
 	s.mu.Unlock()
 
-	c.noteExpiry(sl.exp)
+	c.noteExpiry(exp)
 	if had && !oldLive {
 		c.swept.Add(1)
-		c.report([]slot{old})
+		c.report([]slot{{e: old, exp: oldExp}})
 	}
-	return Document{e: e, exp: sl.exp}, nil
+	return Document{e: e, exp: exp}, nil
 }
 
 // prepare validates doc and builds its entry, all but the parts that depend
-// on the time of the write (_ts, _etag, exp), outside any lock. It returns
-// the entry and the buffer its JSON will live in, with room for the stamp.
-func (c *Collection) prepare(op string, doc any) (*entry, []byte, error) {
+// on the time of the write (_ts, _etag), outside any lock.
+func (c *Collection) prepare(op string, doc any) (*entry, error) {
 	src, err := source(doc)
 	if err != nil {
-		return nil, nil, newErrorDetail(op, "", ErrInvalidDocument, err.Error())
+		return nil, newErrorDetail(op, "", ErrInvalidDocument, err.Error())
 	}
 	if len(src) > c.maxSize {
-		return nil, nil, newErrorDetail(op, "", ErrTooLarge,
+		return nil, newErrorDetail(op, "", ErrTooLarge,
 			strconv.Itoa(len(src))+" bytes, more than the limit of "+strconv.Itoa(c.maxSize))
 	}
-	buf := make([]byte, 0, len(src)+maxStampLen)
-	out, f, err := jsonscan.Stamp(buf, src, 0, zeroETag, MaxDepth)
+	// The stored form is never longer than src, so this is the only
+	// allocation of a write when src is compact JSON without _ts and _etag.
+	e, data := newEntry(len(src))
+	out, f, err := jsonscan.Strip(data[:0], src, MaxDepth)
 	if err != nil {
-		return nil, nil, newErrorDetail(op, "", ErrInvalidDocument, strings.TrimPrefix(err.Error(), "jsonscan: "))
+		return nil, newErrorDetail(op, "", ErrInvalidDocument, strings.TrimPrefix(err.Error(), "jsonscan: "))
 	}
 	id, detail := checkID(f, out)
 	if detail != "" {
-		return nil, nil, newErrorDetail(op, "", ErrInvalidDocument, detail)
+		return nil, newErrorDetail(op, "", ErrInvalidDocument, detail)
 	}
 	ttl, detail := parseTTL(f.TTLKind, f.TTLRaw)
 	if detail != "" {
-		return nil, nil, newErrorDetail(op, id, ErrInvalidTTL, detail)
+		return nil, newErrorDetail(op, id, ErrInvalidTTL, detail)
 	}
-	return &entry{id: id, ttl: ttl, stampAt: int32(f.StampAt)}, out, nil
+	idOff := f.IDStart
+	if f.IDEscaped || len(src)-len(out) > maxSlack {
+		// Copy to an entry of the exact size, with room after the JSON
+		// for the unescaped id if it has escapes.
+		extra := 0
+		if f.IDEscaped {
+			extra = len(id)
+			idOff = len(out)
+		}
+		e, data = newEntry(len(out) + extra)
+		copy(data, out)
+		copy(data[len(out):], id)
+	}
+	*e = entry{
+		ttl:     ttl,
+		n:       uint32(len(out)),
+		stampAt: uint32(f.StampAt),
+		idOff:   uint32(idOff),
+		idLen:   uint32(len(id)),
+	}
+	return e, nil
 }
 
-var zeroETag = strings.Repeat("0", etagLen)
+// maxSlack is the most bytes a write leaves unused at the end of its entry
+// (where src had _ts and _etag members or whitespace between members)
+// rather than copy the document again.
+const maxSlack = 16
 
 // source returns the JSON bytes of a write's argument. The bytes may belong
 // to the caller or to a stored entry: they are only read, and copied.
@@ -368,7 +394,8 @@ func source(doc any) ([]byte, error) {
 		if v.e == nil {
 			return nil, errors.New("document is the zero Document")
 		}
-		return unsafe.Slice(unsafe.StringData(v.e.json), len(v.e.json)), nil
+		// The stored form without its stamp: writing it stamps it anew.
+		return v.e.raw(), nil
 	case *Document:
 		if v == nil {
 			return nil, errors.New("document is nil")
@@ -385,7 +412,7 @@ func source(doc any) ([]byte, error) {
 
 // checkID returns the document's id or says what is wrong with it (R8). For
 // an id written without escapes the string points into out, so it costs no
-// allocation and lives as long as the stored JSON.
+// allocation.
 func checkID(f jsonscan.Fields, out []byte) (string, string) {
 	var id string
 	switch {
@@ -414,36 +441,20 @@ func checkID(f jsonscan.Fields, out []byte) (string, string) {
 	return id, ""
 }
 
-// newETag writes the next _etag into dst: 16 lowercase hex digits.
-func (c *Collection) newETag(dst *[etagLen]byte) {
-	const hex = "0123456789abcdef"
-	n := c.etagSeq.Add(1)
-	for i := etagLen - 1; i >= 0; i-- {
-		dst[i] = hex[n&15]
-		n >>= 4
+// indexLocked adds e, which expires at exp, to the shard's expiry index.
+// s.mu must be held for writing.
+func (s *shard) indexLocked(e *entry, exp int64) {
+	s.index.insert(e, exp)
+	if exp < s.minExp.Load() {
+		s.minExp.Store(exp)
 	}
 }
 
-// indexLocked adds sl to the shard's expiry index if it can expire.
-// s.mu must be held for writing.
-func (s *shard) indexLocked(sl slot) {
-	if sl.exp == neverExpires {
-		return
-	}
-	s.index.insert(sl)
-	if sl.exp < s.minExp.Load() {
-		s.minExp.Store(sl.exp)
-	}
-}
-
-// unindexLocked removes sl from the shard's expiry index if it is there.
-// s.mu must be held for writing.
-func (s *shard) unindexLocked(sl slot) {
-	if sl.exp == neverExpires {
-		return
-	}
-	s.index.remove(sl)
-	if sl.exp == s.minExp.Load() {
+// unindexLocked removes e, which expires at exp, from the shard's expiry
+// index. s.mu must be held for writing.
+func (s *shard) unindexLocked(e *entry, exp int64) {
+	s.index.remove(e, exp)
+	if exp == s.minExp.Load() && exp != neverExpires {
 		s.minExp.Store(s.index.min())
 	}
 }
@@ -458,16 +469,20 @@ func (c *Collection) Read(id string) (Document, error) {
 	}
 	s := c.shardFor(id)
 	s.mu.RLock()
-	if sl, ok := s.docs[id]; ok {
-		// The clock is read under the lock, so a SetDefaultTTL that
-		// follows this read also follows this reading of the clock.
-		if sl.exp == neverExpires || !isExpired(sl.exp, c.now()) {
-			s.mu.RUnlock()
-			return Document(sl), nil
-		}
+	e, ok := s.docs[id]
+	if !ok {
+		s.mu.RUnlock()
+		return Document{}, newError("read", id, ErrNotFound)
+	}
+	// The clock is read under the lock, so a SetDefaultTTL that follows
+	// this read also follows this reading of the clock.
+	exp := e.expiry(c.def.Load())
+	if exp != neverExpires && isExpired(exp, c.now()) {
+		s.mu.RUnlock()
+		return Document{}, (*expiredError)(e)
 	}
 	s.mu.RUnlock()
-	return Document{}, newError("read", id, ErrNotFound)
+	return Document{e: e, exp: exp}, nil
 }
 
 // Delete removes the live document with the given id, or returns ErrNotFound
@@ -489,17 +504,22 @@ func (c *Collection) remove(op, id, ifMatch string, checkMatch bool) error {
 	}
 	s := c.shardFor(id)
 	s.mu.Lock()
-	sl, ok := s.docs[id]
-	if !ok || isExpired(sl.exp, c.now()) {
+	e, ok := s.docs[id]
+	var exp int64
+	if ok {
+		exp = e.expiry(c.def.Load())
+	}
+	if !ok || isExpired(exp, c.now()) {
 		s.mu.Unlock()
 		return newError(op, id, ErrNotFound)
 	}
-	if checkMatch && sl.e.etag() != ifMatch {
+	if checkMatch && !e.etagIs(ifMatch) {
+		t := e.etagText()
 		s.mu.Unlock()
-		return newErrorDetail(op, id, ErrPreconditionFailed, "If-Match "+strconv.Quote(ifMatch)+", _etag "+strconv.Quote(sl.e.etag()))
+		return newErrorDetail(op, id, ErrPreconditionFailed, "If-Match "+strconv.Quote(ifMatch)+", _etag "+strconv.Quote(string(t[:])))
 	}
 	delete(s.docs, id)
-	s.unindexLocked(sl)
+	s.unindexLocked(e, exp)
 	s.mu.Unlock()
 	return nil
 }
@@ -512,48 +532,35 @@ func (c *Collection) Touch(id string) (Document, error) {
 	if c.closed.Load() {
 		return Document{}, newError("touch", id, ErrClosed)
 	}
-	var etag [etagLen]byte
-	c.newETag(&etag)
+	etag := c.etagSeq.Add(1)
 	s := c.shardFor(id)
 	s.mu.Lock()
 	old, ok := s.docs[id]
 	now := c.now()
-	if !ok || isExpired(old.exp, now) {
+	def := c.def.Load()
+	var oldExp int64
+	if ok {
+		oldExp = old.expiry(def)
+	}
+	if !ok || isExpired(oldExp, now) {
 		s.mu.Unlock()
 		return Document{}, newError("touch", id, ErrNotFound)
 	}
-	o := old.e
-	buf := make([]byte, o.stampAt, int(o.stampAt)+maxStampLen)
-	copy(buf, o.json)
-	buf = jsonscan.AppendStamp(buf, now, string(etag[:]), o.stampAt > 1)
-	e := &entry{
-		json:    unsafe.String(unsafe.SliceData(buf), len(buf)),
-		ts:      now,
-		ttl:     o.ttl,
-		stampAt: o.stampAt,
-	}
-	e.id = rebase(o.id, o.json, e.json)
-	sl := slot{e: e, exp: expiryAt(now, effectiveTTL(c.def.Load(), e.ttl))}
-	s.unindexLocked(old)
-	s.docs[e.id] = sl
-	s.indexLocked(sl)
+	// A new entry with the same JSON: Documents already returned keep
+	// the old _ts and _etag.
+	size := old.size()
+	e, data := newEntry(size)
+	copy(data, old.bytes(size))
+	*e = *old
+	e.ts = now
+	e.etag = etag
+	exp := expiryAt(now, effectiveTTL(def, e.ttl))
+	s.unindexLocked(old, oldExp)
+	s.docs[e.id()] = e
+	s.indexLocked(e, exp)
 	s.mu.Unlock()
-	c.noteExpiry(sl.exp)
-	return Document{e: e, exp: sl.exp}, nil
-}
-
-// rebase returns id as a substring of newJSON when it is a substring of
-// oldJSON (at the same offset, as Touch keeps everything before the stamp),
-// so that a touched entry does not keep the old JSON alive. An id that was
-// decoded from escapes is its own string and is returned as is.
-func rebase(id, oldJSON, newJSON string) string {
-	base := uintptr(unsafe.Pointer(unsafe.StringData(oldJSON)))
-	p := uintptr(unsafe.Pointer(unsafe.StringData(id)))
-	if p < base || p >= base+uintptr(len(oldJSON)) {
-		return id
-	}
-	off := int(p - base)
-	return newJSON[off : off+len(id)]
+	c.noteExpiry(exp)
+	return Document{e: e, exp: exp}, nil
 }
 
 // Len returns the number of live documents: expired documents are not
@@ -641,18 +648,17 @@ func (c *Collection) snapshot() ([]*entry, int32) {
 		s := &c.shards[i]
 		s.mu.RLock()
 		n += len(s.docs)
+		if now := c.now(); s.minExp.Load() <= now {
+			n -= s.index.countExpired(now)
+		}
 		s.mu.RUnlock()
 	}
 	snap := make([]*entry, 0, n)
+	var from bucket
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.RLock()
-		now := c.now()
-		for _, sl := range s.docs {
-			if !isExpired(sl.exp, now) {
-				snap = append(snap, sl.e)
-			}
-		}
+		snap = s.index.appendLive(c.now(), &from, snap)
 		s.mu.RUnlock()
 	}
 	return snap, c.def.Load()
@@ -676,7 +682,7 @@ func (c *Collection) DefaultTTL() *int32 {
 // back (R13). Documents not yet expired get their expiry from the new
 // setting, counted from their _ts, so some may expire at once (R14, R15).
 //
-// It holds every shard's lock for O(n log n) in the number of documents.
+// It holds every shard's lock for O(n) in the number of documents.
 // It returns ErrInvalidTTL for a value out of range (changing nothing) and
 // ErrClosed after Close.
 func (c *Collection) SetDefaultTTL(ttl *int32) error {
@@ -692,21 +698,27 @@ func (c *Collection) SetDefaultTTL(ttl *int32) error {
 		c.shards[i].mu.Lock()
 	}
 	var purged []slot
-	if def != c.def.Load() {
+	if old := c.def.Load(); def != old {
 		now := c.now()
+		var keep []*entry
 		for i := range c.shards {
 			s := &c.shards[i]
-			for id, sl := range s.docs {
-				if isExpired(sl.exp, now) {
-					delete(s.docs, id)
-					purged = append(purged, sl)
-					continue
+			keep = keep[:0]
+			s.index.ascend(func(b *bucket) bool {
+				if !isExpired(b.exp, now) {
+					keep = append(keep, b.items...)
+					return true
 				}
-				s.docs[id] = slot{e: sl.e, exp: expiryAt(sl.e.ts, effectiveTTL(def, sl.e.ttl))}
-			}
-			s.index.rebuild(s.docs)
+				for _, e := range b.items {
+					delete(s.docs, e.id())
+					purged = append(purged, slot{e: e, exp: b.exp})
+				}
+				return true
+			})
+			s.index.rebuild(keep, func(e *entry) int64 { return e.expiry(def) })
 			s.minExp.Store(s.index.min())
 		}
+		clear(keep)
 		c.def.Store(def)
 	}
 	for i := range c.shards {

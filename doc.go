@@ -95,9 +95,9 @@
 // clock can neither bring expired documents back nor expire live ones early.
 //
 // Expired documents are invisible at once; a background sweeper removes
-// them from memory later. It keeps them in an index ordered by expiry (ties
-// broken by an identity that makes each entry unique)
-// that holds only documents that can expire, sleeps on one timer until the
+// them from memory later. It keeps every document in a bucket per expiry
+// second (one more bucket holds those that cannot expire), the buckets in a
+// B-tree ordered by second, sleeps on one timer until the
 // earliest expiry (but no sooner than Options.SweepInterval after its last
 // sweep), and deletes in batches of Options.SweepBatch, releasing the lock
 // between batches. Removed documents are passed to Options.OnExpire after the
@@ -125,8 +125,9 @@
 //   - Memory is handed back by the sweeper, not at the instant of expiry; in
 //     between, an expired document still holds its memory (Stats.Expired
 //     counts them).
-//   - SetDefaultTTL costs O(n log n) with every shard locked.
-//   - All and Query copy 8 bytes per live document before the first yield.
+//   - SetDefaultTTL costs O(n) with every shard locked.
+//   - All and Query copy 8 bytes per live document before the first yield;
+//     expired documents not yet swept cost them nothing.
 //   - OnExpire runs on the sweeping goroutine; a slow callback slows the
 //     sweep, not reads or writes. It must not call Close from the
 //     background sweeper (Close waits for the sweeper).

@@ -3,33 +3,124 @@ package ttlstore
 import (
 	"encoding/json"
 	"time"
+	"unsafe"
+
+	"github.com/ttlstore/ttlstore/internal/jsonscan"
 )
 
 // etagLen is the length of the _etag values a Collection writes: 16
 // lowercase hex digits.
 const etagLen = 16
 
-// entry is one stored document. It is immutable once published: a write
-// makes a new entry rather than changing one, so a Document can share it
-// without copying. (48 bytes: one small size class.)
+// entry is one stored document: this header and, right after it in the same
+// allocation, the document's JSON without its _ts and _etag members (see
+// newEntry). _ts and _etag are kept here as numbers and written out when
+// the JSON is asked for. The allocation holds no pointers, so the garbage
+// collector never scans it, and a document costs one allocation.
+//
+// An entry is immutable once published, but for pos, which only the shard
+// holding the entry changes, under its lock: a write makes a new entry
+// rather than changing one, so a Document can share it without copying.
 type entry struct {
-	json    string // stored form, ending in "_ts":N,"_etag":"E"}
-	id      string // a substring of json unless the id was written with escapes
 	ts      int64  // _ts, whole Unix seconds
+	etag    uint64 // _etag, written as 16 lowercase hex digits
 	ttl     int32  // the document's own top-level ttl; 0 when it has none
-	stampAt int32  // offset in json where the _ts/_etag stamp begins
+	pos     int32  // the entry's place in its expiry bucket (see expiryIndex)
+	n       uint32 // length of the stored JSON, which ends in '}'
+	stampAt uint32 // offset in the JSON of that '}', where the stamp goes
+	idOff   uint32 // offset of the id's bytes from the start of the JSON
+	idLen   uint32 // length of the id
 }
 
-// slot is an entry with its expiry second under the current DefaultTTL
-// (neverExpires when it cannot expire). It is what a shard's map and expiry
-// index hold: keeping exp beside the pointer lets a read decide expiry, and
-// the index order entries, without loading the entry from memory.
+// entrySize is the size of the header before an entry's JSON.
+const entrySize = int(unsafe.Sizeof(entry{}))
+
+// newEntry allocates an entry with room for size bytes after its header,
+// which data returns. The allocation is a []byte, so it is 8-byte aligned
+// (every Go size class above 8 bytes is a multiple of 8) and pointer-free.
+func newEntry(size int) (*entry, []byte) {
+	buf := make([]byte, entrySize+size)
+	return (*entry)(unsafe.Pointer(unsafe.SliceData(buf))), buf[entrySize:]
+}
+
+// bytes returns the size bytes after the header, as newEntry allocated them.
+func (e *entry) bytes(size int) []byte {
+	return unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(e), entrySize)), size)
+}
+
+// size is the number of bytes after the header: the JSON, then the id when
+// it was written with escapes (see prepare).
+func (e *entry) size() int { return max(int(e.n), int(e.idOff+e.idLen)) }
+
+// raw returns the stored JSON: the document without _ts and _etag.
+func (e *entry) raw() []byte { return e.bytes(int(e.n)) }
+
+// id returns the document's id, unescaped.
+func (e *entry) id() string {
+	p := unsafe.Add(unsafe.Pointer(e), entrySize+int(e.idOff))
+	return unsafe.String((*byte)(p), e.idLen)
+}
+
+// expiry is the entry's expiry second under the DefaultTTL def (0 for off),
+// neverExpires when it cannot expire.
+func (e *entry) expiry(def int32) int64 { return expiryAt(e.ts, effectiveTTL(def, e.ttl)) }
+
+// etagText is the entry's _etag as it is written.
+func (e *entry) etagText() [etagLen]byte { return etagDigits(e.etag) }
+
+func etagDigits(n uint64) [etagLen]byte {
+	const hex = "0123456789abcdef"
+	var d [etagLen]byte
+	for i := etagLen - 1; i >= 0; i-- {
+		d[i] = hex[n&15]
+		n >>= 4
+	}
+	return d
+}
+
+// etagIs reports whether the entry's _etag is s, without allocating.
+func (e *entry) etagIs(s string) bool {
+	d := e.etagText()
+	return string(d[:]) == s
+}
+
+// jsonLen is the length of the document's JSON with its stamp.
+func (e *entry) jsonLen() int {
+	n := int(e.stampAt) + len(`"_ts":`) + decimalLen(e.ts) + len(`,"_etag":"`) + etagLen + len(`"}`)
+	if e.stampAt > 1 {
+		n++ // the comma before the stamp
+	}
+	return n
+}
+
+// appendJSON appends the document's JSON with its stamp: the stored JSON up
+// to the final '}', then `,"_ts":<ts>,"_etag":"<etag>"}`.
+func (e *entry) appendJSON(dst []byte) []byte {
+	dst = append(dst, e.raw()[:e.stampAt]...)
+	d := e.etagText()
+	return jsonscan.AppendStamp(dst, e.ts, unsafe.String(&d[0], etagLen), e.stampAt > 1)
+}
+
+// decimalLen is the number of characters strconv.FormatInt(v, 10) returns.
+func decimalLen(v int64) int {
+	n := 1
+	u := uint64(v)
+	if v < 0 {
+		n++
+		u = -u
+	}
+	for ; u >= 10; u /= 10 {
+		n++
+	}
+	return n
+}
+
+// slot is an entry with its expiry second: what a sweep removes and
+// reports, and what a Document is made of.
 type slot struct {
 	e   *entry
 	exp int64
 }
-
-func (e *entry) etag() string { return e.json[len(e.json)-2-etagLen : len(e.json)-2] }
 
 // Document is a stored document as a read or write returned it: an immutable
 // value, safe to keep and to share between goroutines. Nothing done with it
@@ -46,7 +137,7 @@ func (d Document) ID() string {
 	if d.e == nil {
 		return ""
 	}
-	return d.e.id
+	return d.e.id()
 }
 
 // TS returns the document's _ts: the time of its last write, whole seconds,
@@ -65,7 +156,8 @@ func (d Document) ETag() string {
 	if d.e == nil {
 		return ""
 	}
-	return d.e.etag()
+	t := d.e.etagText()
+	return string(t[:])
 }
 
 // TTL returns the document's own top-level ttl and true, or 0 and false when
@@ -96,7 +188,17 @@ func (d Document) JSON() []byte {
 	if d.e == nil {
 		return nil
 	}
-	return []byte(d.e.json)
+	return d.e.appendJSON(make([]byte, 0, d.e.jsonLen()))
+}
+
+// AppendJSON appends what JSON returns to dst and returns the extended
+// slice, so that a server can write documents out without an allocation
+// each. The zero Document appends nothing.
+func (d Document) AppendJSON(dst []byte) []byte {
+	if d.e == nil {
+		return dst
+	}
+	return d.e.appendJSON(dst)
 }
 
 // MarshalJSON returns the stored JSON, so a Document embeds as itself in
@@ -120,5 +222,6 @@ func (d Document) String() string {
 	if d.e == nil {
 		return ""
 	}
-	return d.e.json
+	b := d.JSON()
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }

@@ -68,3 +68,15 @@ func newError(op, id string, err error) error { return &opError{op: op, id: id, 
 func newErrorDetail(op, id string, err error, detail string) error {
 	return &opError{op: op, id: id, err: err, detail: detail}
 }
+
+// expiredError is Read's error for a document that has expired but is still
+// in memory. It is the entry itself, so returning it costs no allocation and
+// an expired read costs no more than a hit; it reads as the opError that
+// newError("read", id, ErrNotFound) would make.
+type expiredError entry
+
+func (e *expiredError) Error() string {
+	return newError("read", (*entry)(e).id(), ErrNotFound).Error()
+}
+
+func (e *expiredError) Unwrap() error { return ErrNotFound }

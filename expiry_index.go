@@ -1,118 +1,189 @@
 package ttlstore
 
-import (
-	"slices"
-	"unsafe"
+import "github.com/google/btree"
 
-	"github.com/google/btree"
-)
-
-// expiryIndex orders the entries of one shard that can expire by expiry
-// second, then entry address (see lessByExpiry), so the entries are unique in
-// it and the next to expire is its minimum.
-// Entries that never expire are kept out of it. It is guarded by its shard's
-// mutex; every method must be called with that mutex held (read methods with
-// at least the read lock).
+// expiryIndex groups the entries of one shard by expiry second: one bucket
+// per second that some entry expires at, in a B-tree ordered by second so
+// that the earliest is its minimum, plus one bucket outside the tree (never)
+// for the entries that cannot expire. Every entry of the shard is in exactly
+// one bucket, so the live entries can be listed without visiting the
+// expired ones, and the sweeper, which looks only at the tree, never sees an
+// entry that cannot expire (R10).
 //
-// Costs: insert and delete O(log n); popping the k expired entries O(k log n);
-// counting them O(k + log n); min O(log n), but callers read the cached
-// minimum in shard.minExp instead.
+// Expiry seconds are shared by many entries (every write in the same second
+// under the same TTL makes one), so there are far fewer buckets than entries
+// and the B-tree stays small. Within a bucket, entries sit in a slice in no
+// order; each entry's pos is its place there, so removing one is a swap with
+// the last.
+//
+// It is guarded by its shard's mutex; every method must be called with that
+// mutex held (read methods with at least the read lock).
+//
+// Costs: insert O(1) when the bucket is the one last inserted into (the
+// usual case) and O(log b) otherwise, b the number of buckets; remove
+// O(log b); popping k expired entries O(k + log b); counting the expired
+// entries O(log b + expired buckets); listing the live entries O(live + log b).
 type expiryIndex struct {
-	tree *btree.BTreeG[slot]
+	tree  *btree.BTreeG[*bucket]
+	never bucket  // the entries that cannot expire; exp is neverExpires
+	last  *bucket // the bucket in tree last inserted into, nil if it was removed
+	n     int     // entries in all buckets
+	probe bucket  // a key for lookups by writers, so that they do not allocate
 }
 
-// indexDegree is the B-tree's degree: nodes hold up to 2*32-1 pointers, a
-// few cache lines, which keeps the tree shallow (four levels at 1M entries).
-const indexDegree = 32
-
-// lessByExpiry orders by expiry second, then by the entry's address. Ties
-// on the second are the rule, not the exception (every write in the same
-// second with the same TTL makes one), and the tie-break is only there to
-// make items unique: the address is unique among live entries, stable (Go's
-// heap does not move objects), and costs no memory load, where comparing ids
-// would load both entries and their strings. Sweeps visit shards in an order
-// set by a random hash seed, so no order among documents expiring in the
-// same second was observable anyway.
-func lessByExpiry(a, b slot) bool {
-	if a.exp != b.exp {
-		return a.exp < b.exp
-	}
-	return uintptr(unsafe.Pointer(a.e)) < uintptr(unsafe.Pointer(b.e))
+// bucket holds the entries that expire at one second.
+type bucket struct {
+	exp   int64
+	items []*entry
 }
+
+// indexDegree is the B-tree's degree: buckets are few, so it stays shallow.
+const indexDegree = 16
+
+func bucketLess(a, b *bucket) bool { return a.exp < b.exp }
 
 func newExpiryIndex() expiryIndex {
-	return expiryIndex{tree: btree.NewG(indexDegree, lessByExpiry)}
+	return expiryIndex{tree: btree.NewG(indexDegree, bucketLess), never: bucket{exp: neverExpires}}
 }
 
-// insert adds s, which must not be in the index and must be able to expire.
-func (x expiryIndex) insert(s slot) { x.tree.ReplaceOrInsert(s) }
+// find returns the bucket for exp, nil when there is none. It uses x.probe,
+// so the caller must hold the write lock.
+func (x *expiryIndex) find(exp int64) *bucket {
+	if exp == neverExpires {
+		return &x.never
+	}
+	if b := x.last; b != nil && b.exp == exp {
+		return b
+	}
+	x.probe.exp = exp
+	b, _ := x.tree.Get(&x.probe)
+	return b
+}
 
-// remove deletes s; its exp must be the value it was inserted with.
-func (x expiryIndex) remove(s slot) { x.tree.Delete(s) }
+// insert adds e, which expires at exp, to its bucket.
+func (x *expiryIndex) insert(e *entry, exp int64) {
+	b := x.find(exp)
+	if b == nil {
+		b = &bucket{exp: exp}
+		x.tree.ReplaceOrInsert(b)
+	}
+	if b != &x.never {
+		x.last = b
+	}
+	e.pos = int32(len(b.items))
+	b.items = append(b.items, e)
+	x.n++
+}
 
-// len is the number of entries that can expire.
-func (x expiryIndex) len() int { return x.tree.Len() }
+// remove deletes e from the bucket for exp, which must be the expiry it was
+// inserted with.
+func (x *expiryIndex) remove(e *entry, exp int64) {
+	b := x.find(exp)
+	last := len(b.items) - 1
+	moved := b.items[last]
+	b.items[e.pos] = moved
+	moved.pos = e.pos
+	b.items[last] = nil
+	b.items = b.items[:last]
+	x.n--
+	if last == 0 && b != &x.never {
+		x.drop(b)
+	}
+}
 
-// min returns the earliest expiry second, or neverExpires when empty.
-func (x expiryIndex) min() int64 {
-	if s, ok := x.tree.Min(); ok {
-		return s.exp
+// drop removes the empty bucket b from the tree.
+func (x *expiryIndex) drop(b *bucket) {
+	x.tree.Delete(b)
+	if x.last == b {
+		x.last = nil
+	}
+}
+
+// len is the number of entries.
+func (x *expiryIndex) len() int { return x.n }
+
+// min returns the earliest expiry second, or neverExpires when nothing can
+// expire.
+func (x *expiryIndex) min() int64 {
+	if b, ok := x.tree.Min(); ok {
+		return b.exp
 	}
 	return neverExpires
 }
 
 // popExpired removes up to max entries expired at second now, earliest
-// first, and appends them to out.
-func (x expiryIndex) popExpired(now int64, max int, out []slot) []slot {
-	for n := 0; n < max; n++ {
-		s, ok := x.tree.Min()
-		if !ok || !isExpired(s.exp, now) {
+// second first, and appends them to out.
+func (x *expiryIndex) popExpired(now int64, max int, out []slot) []slot {
+	for max > 0 {
+		b, ok := x.tree.Min()
+		if !ok || !isExpired(b.exp, now) {
 			break
 		}
-		x.tree.DeleteMin()
-		out = append(out, s)
+		k := min(max, len(b.items))
+		rest := len(b.items) - k
+		for _, e := range b.items[rest:] {
+			out = append(out, slot{e: e, exp: b.exp})
+		}
+		clear(b.items[rest:])
+		b.items = b.items[:rest]
+		x.n -= k
+		max -= k
+		if rest == 0 {
+			x.drop(b)
+		}
 	}
 	return out
 }
 
 // countExpired counts the entries expired at second now.
-func (x expiryIndex) countExpired(now int64) int {
+func (x *expiryIndex) countExpired(now int64) int {
 	n := 0
-	x.tree.Ascend(func(s slot) bool {
-		if !isExpired(s.exp, now) {
+	x.tree.Ascend(func(b *bucket) bool {
+		if !isExpired(b.exp, now) {
 			return false
 		}
-		n++
+		n += len(b.items)
 		return true
 	})
 	return n
 }
 
-// rebuild replaces the index's contents with the slots of docs that can
-// expire, after their exp fields were recomputed. Sorting first and then
-// inserting in order costs less than inserting at random.
-func (x *expiryIndex) rebuild(docs map[string]slot) {
-	items := make([]slot, 0, len(docs))
-	for _, s := range docs {
-		if s.exp != neverExpires {
-			items = append(items, s)
-		}
+// appendLive appends the entries not expired at second now to out, without
+// looking at the expired ones. from is scratch space for the lookup (not
+// x.probe: readers share the index under the read lock).
+func (x *expiryIndex) appendLive(now int64, from *bucket, out []*entry) []*entry {
+	if now < neverExpires-1 {
+		from.exp = now + 1
+		x.tree.AscendGreaterOrEqual(from, func(b *bucket) bool {
+			out = append(out, b.items...)
+			return true
+		})
 	}
-	slices.SortFunc(items, func(a, b slot) int {
-		switch {
-		case lessByExpiry(a, b):
-			return -1
-		case lessByExpiry(b, a):
-			return 1
-		}
-		return 0
-	})
+	return append(out, x.never.items...)
+}
+
+// rebuild replaces the index's contents with entries, each expiring at the
+// second exp returns for it.
+func (x *expiryIndex) rebuild(entries []*entry, exp func(*entry) int64) {
 	x.tree.Clear(false)
-	for _, s := range items {
-		x.tree.ReplaceOrInsert(s)
+	x.last = nil
+	clear(x.never.items)
+	x.never.items = x.never.items[:0]
+	x.n = 0
+	for _, e := range entries {
+		x.insert(e, exp(e))
 	}
 }
 
-// ascend calls fn on each entry in (exp, id) order until it returns false.
-// It exists for the invariant checks in tests.
-func (x expiryIndex) ascend(fn func(slot) bool) { x.tree.Ascend(fn) }
+// ascend calls fn on each bucket in order of expiry, the bucket of entries
+// that cannot expire last, until it returns false.
+func (x *expiryIndex) ascend(fn func(*bucket) bool) {
+	more := true
+	x.tree.Ascend(func(b *bucket) bool {
+		more = fn(b)
+		return more
+	})
+	if more {
+		fn(&x.never)
+	}
+}

@@ -3,12 +3,12 @@ package ttlstore
 import "fmt"
 
 // checkInvariants verifies that the collection's structures agree: every
-// index entry is the stored document for its id and sits at its expiry; every
-// document that can expire is indexed exactly once and no other is; each
-// shard's cached minimum is its index's minimum; each entry's exp follows
-// from its _ts, its ttl and the DefaultTTL; and the stored JSON ends with the
-// entry's own stamp. It takes the locks it needs and is meant for tests
-// (export_test.go exposes it), but costs nothing unless called.
+// stored entry is filed under its own id, is in the expiry bucket for the
+// second it expires at under the DefaultTTL, at its pos there, and nothing
+// else is in a bucket; no bucket is empty; each shard's cached minimum is
+// its index's earliest expiry; and each entry's stored JSON ends at its
+// stamp position with '}'. It takes the locks it needs and is meant for
+// tests (export_test.go exposes it), but costs nothing unless called.
 func (c *Collection) checkInvariants() error {
 	c.policyMu.RLock()
 	defer c.policyMu.RUnlock()
@@ -26,41 +26,48 @@ func (c *Collection) checkInvariants() error {
 }
 
 func (s *shard) check(i int, def int32) error {
-	canExpire := 0
-	for id, sl := range s.docs {
-		e := sl.e
-		if e.id != id {
-			return fmt.Errorf("shard %d: document %q is stored under id %q", i, e.id, id)
+	for id, e := range s.docs {
+		if e.id() != id {
+			return fmt.Errorf("shard %d: document %q is stored under id %q", i, e.id(), id)
 		}
-		if want := expiryAt(e.ts, effectiveTTL(def, e.ttl)); sl.exp != want {
-			return fmt.Errorf("shard %d: document %q has exp %d, want %d (ts %d, ttl %d, default %d)", i, id, sl.exp, want, e.ts, e.ttl, def)
+		raw := e.raw()
+		if int(e.stampAt) != len(raw)-1 || raw[e.stampAt] != '}' || raw[0] != '{' {
+			return fmt.Errorf("shard %d: document %q: stamp position %d in %q", i, id, e.stampAt, raw)
 		}
-		if want := fmt.Sprintf(`"_ts":%d,"_etag":"%s"}`, e.ts, e.etag()); len(e.json) < len(want) || e.json[len(e.json)-len(want):] != want {
-			return fmt.Errorf("shard %d: document %q does not end with its stamp %s: %s", i, id, want, e.json)
-		}
-		if sl.exp != neverExpires {
-			canExpire++
-		}
-	}
-	if n := s.index.len(); n != canExpire {
-		return fmt.Errorf("shard %d: index has %d entries, %d documents can expire", i, n, canExpire)
 	}
 	var err error
-	var prev slot
-	s.index.ascend(func(sl slot) bool {
+	n := 0
+	prev := int64(0)
+	s.index.ascend(func(b *bucket) bool {
 		switch {
-		case s.docs[sl.e.id] != sl:
-			err = fmt.Errorf("shard %d: index entry %q (exp %d) is not the stored document", i, sl.e.id, sl.exp)
-		case sl.exp == neverExpires:
-			err = fmt.Errorf("shard %d: index holds %q, which never expires", i, sl.e.id)
-		case prev.e != nil && !lessByExpiry(prev, sl):
-			err = fmt.Errorf("shard %d: index out of order at %q", i, sl.e.id)
+		case len(b.items) == 0 && b.exp != neverExpires:
+			err = fmt.Errorf("shard %d: bucket %d is empty", i, b.exp)
+		case n > 0 && b.exp <= prev:
+			err = fmt.Errorf("shard %d: bucket %d after bucket %d", i, b.exp, prev)
 		}
-		prev = sl
+		prev = b.exp
+		for pos, e := range b.items {
+			id := e.id()
+			switch {
+			case s.docs[id] != e:
+				err = fmt.Errorf("shard %d: bucket %d holds %q, which is not the stored document", i, b.exp, id)
+			case int(e.pos) != pos:
+				err = fmt.Errorf("shard %d: %q is at %d in bucket %d but has pos %d", i, id, pos, b.exp, e.pos)
+			case e.expiry(def) != b.exp:
+				err = fmt.Errorf("shard %d: %q is in bucket %d but expires at %d (ts %d, ttl %d, default %d)", i, id, b.exp, e.expiry(def), e.ts, e.ttl, def)
+			}
+			if err != nil {
+				return false
+			}
+			n++
+		}
 		return err == nil
 	})
 	if err != nil {
 		return err
+	}
+	if n != len(s.docs) || n != s.index.len() {
+		return fmt.Errorf("shard %d: %d documents, %d in buckets, index counts %d", i, len(s.docs), n, s.index.len())
 	}
 	if got, want := s.minExp.Load(), s.index.min(); got != want {
 		return fmt.Errorf("shard %d: cached minimum expiry %d, index minimum %d", i, got, want)

@@ -132,7 +132,7 @@ func (c *Collection) sweep(stop <-chan struct{}) int {
 			s.mu.Lock()
 			batch = s.index.popExpired(now, c.batch, batch[:0])
 			for _, sl := range batch {
-				delete(s.docs, sl.e.id)
+				delete(s.docs, sl.e.id())
 			}
 			s.minExp.Store(s.index.min())
 			s.mu.Unlock()

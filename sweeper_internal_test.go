@@ -92,7 +92,9 @@ func TestTTLOffLeavesNothingForTheSweeper(t *testing.T) {
 	require.NoError(t, c.SetDefaultTTL(nil))
 	assert.Equal(t, neverExpires, c.earliestExpiry())
 	for i := range c.shards {
-		assert.Equal(t, 0, c.shards[i].index.len())
+		x := &c.shards[i].index
+		assert.Equal(t, 0, x.tree.Len(), "with TTL off the sweeper's tree is empty")
+		assert.Equal(t, x.len(), len(x.never.items))
 	}
 	require.NoError(t, c.SetDefaultTTL(TTL(Never)))
 	assert.Equal(t, int64(1), c.earliestExpiry(), "turning on again indexes the stored ttls")

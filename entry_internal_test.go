@@ -1,0 +1,40 @@
+package ttlstore
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// An overwritten document's memory is handed back: nothing in the
+// collection keeps the old entry, the map key included (it points into the
+// entry, so the map must take the new entry's key).
+func TestOverwrittenEntryIsCollected(t *testing.T) {
+	c, err := New(Options{SweepInterval: ManualSweep})
+	require.NoError(t, err)
+	defer c.Close()
+	for _, op := range []string{"upsert", "touch"} {
+		t.Run(op, func(t *testing.T) {
+			d, err := c.Upsert([]byte(`{"id":"k","v":1}`))
+			require.NoError(t, err)
+			collected := make(chan struct{})
+			runtime.SetFinalizer(d.e, func(*entry) { close(collected) })
+			d = Document{}
+			if op == "upsert" {
+				_, err = c.Upsert([]byte(`{"id":"k","v":2}`))
+			} else {
+				_, err = c.Touch("k")
+			}
+			require.NoError(t, err)
+			runtime.GC()
+			select {
+			case <-collected:
+			case <-time.After(10 * time.Second): // a bound on a wait, not a delay
+				t.Fatal("the overwritten entry was not collected")
+			}
+			require.NoError(t, c.checkInvariants())
+		})
+	}
+}
