@@ -24,7 +24,7 @@ const (
 
 	// DefaultSweepBatch is the most documents a sweep deletes from one shard
 	// before it releases the shard's lock, when Options.SweepBatch is zero.
-	DefaultSweepBatch = 1024
+	DefaultSweepBatch = 256
 
 	// DefaultMaxDocumentSize is the largest document, in bytes of JSON, when
 	// Options.MaxDocumentSize is zero: 2 MiB, as in Azure Cosmos DB.
@@ -93,8 +93,10 @@ type Options struct {
 
 // numShards is how many independently locked parts the documents are split
 // into, by a hash of the id, so that goroutines working on different
-// documents seldom wait for each other.
-const numShards = 32
+// documents seldom wait for each other. It is 128 rather than fewer so that,
+// while a sweep holds one shard's lock, under 1% of reads land on it: with 32
+// shards 3% did, and a mass expiry raised the p99 of reads a hundredfold.
+const numShards = 128
 
 // shard holds the documents whose id hashes to it.
 type shard struct {
@@ -570,10 +572,10 @@ func (c *Collection) Len() int {
 	return st.Live
 }
 
-// Stats describes a Collection's contents. Each shard is counted under its
-// own lock at the clock's reading then, so under concurrent writes or a
-// moving clock the counts may mix instants a few microseconds apart; all
-// shards are counted under one DefaultTTL.
+// Stats describes a Collection's contents: all shards judged at one reading
+// of the clock, taken when Stats begins, and under one DefaultTTL. Each
+// shard is counted under its own lock, so under concurrent writes the counts
+// may include writes made while Stats ran.
 type Stats struct {
 	// Live is the number of documents that have not expired.
 	Live int
@@ -593,10 +595,10 @@ func (c *Collection) Stats() Stats {
 	c.policyMu.RLock()
 	defer c.policyMu.RUnlock()
 	var st Stats
+	now := c.now()
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.RLock()
-		now := c.now()
 		expired := 0
 		if s.minExp.Load() <= now {
 			expired = s.index.countExpired(now)
@@ -643,12 +645,15 @@ func (c *Collection) Query(match func(Document) bool) iter.Seq[Document] {
 func (c *Collection) snapshot() ([]*entry, int32) {
 	c.policyMu.RLock()
 	defer c.policyMu.RUnlock()
+	// Count the live documents first, for the capacity; a document
+	// written meanwhile only makes append grow the snapshot.
 	n := 0
+	now := c.now()
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.RLock()
 		n += len(s.docs)
-		if now := c.now(); s.minExp.Load() <= now {
+		if s.minExp.Load() <= now {
 			n -= s.index.countExpired(now)
 		}
 		s.mu.RUnlock()

@@ -43,7 +43,11 @@ const indexDegree = 16
 func bucketLess(a, b *bucket) bool { return a.exp < b.exp }
 
 func newExpiryIndex() expiryIndex {
-	return expiryIndex{tree: btree.NewG(indexDegree, bucketLess), never: bucket{exp: neverExpires}}
+	// A small free list: buckets come and go once a second at most, and
+	// the default list (32 nodes) would cost 256 bytes in each of the
+	// numShards shards of every collection.
+	tree := btree.NewWithFreeListG(indexDegree, bucketLess, btree.NewFreeListG[*bucket](2))
+	return expiryIndex{tree: tree, never: bucket{exp: neverExpires}}
 }
 
 // find returns the bucket for exp, nil when there is none. It uses x.probe,

@@ -75,7 +75,7 @@ const (
 // BenchmarkReadDuringSweep measures the latency of every read of a live
 // document, on one goroutine, in a store where a million documents have
 // expired: phase=idle while nothing else runs, phase=sweeping while another
-// goroutine sweeps the million away (ttlstore Sweep, in batches of 1024 per
+// goroutine sweeps the million away (ttlstore Sweep, in batches of 256 per
 // shard with the lock released between batches; go-cache DeleteExpired,
 // which holds its lock throughout). It reports the 50th, 99th and 99.9th
 // percentiles and the maximum of the read latencies (ns, from a log-linear

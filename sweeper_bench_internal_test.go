@@ -1,0 +1,71 @@
+package ttlstore
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+)
+
+// BenchmarkSweepBatchHold measures how long a sweep holds a shard's lock: it
+// sweeps 1M expired documents (of about 200 bytes) one batch at a time, as
+// sweep does, and times each batch, lock and unlock included. It reports the
+// median and the longest batch (hold-p50-µs, hold-max-µs) and the whole
+// sweep per document. Run it with -benchtime=1x.
+func BenchmarkSweepBatchHold(b *testing.B) {
+	const n = 1_000_000
+	for _, batch := range []int{0, 1024} {
+		name := fmt.Sprintf("batch=%d", batch)
+		if batch == 0 {
+			name = fmt.Sprintf("batch=default(%d)", DefaultSweepBatch)
+		}
+		b.Run(name, func(b *testing.B) {
+			var holds []time.Duration
+			var total time.Duration
+			for range b.N {
+				b.StopTimer()
+				m := clock.NewMock()
+				m.Set(time.Unix(1_700_000_000, 0))
+				c, err := New(Options{DefaultTTL: TTL(60), Clock: m, SweepInterval: ManualSweep, SweepBatch: batch})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i := range n {
+					doc := fmt.Appendf(nil, `{"id":"user-%07d","name":"Ada Lovelace","email":"ada%d@example.com","tags":["a","b","c"],"score":%d.5,"active":true,"address":{"city":"London","zip":"N1 %d"}}`, i, i, i%100, i%10)
+					if _, err := c.Upsert(doc); err != nil {
+						b.Fatal(err)
+					}
+				}
+				m.Add(time.Hour)
+				now := c.now()
+				var buf sweepBuffers
+				b.StartTimer()
+				for i := range c.shards {
+					s := &c.shards[i]
+					for isExpired(s.minExp.Load(), now) {
+						t0 := time.Now()
+						removed := c.sweepBatch(s, now, &buf)
+						d := time.Since(t0)
+						holds = append(holds, d)
+						total += d
+						if len(removed) == 0 {
+							b.Fatal("an expired shard gave an empty batch")
+						}
+						buf.clear()
+					}
+				}
+				b.StopTimer()
+				if st := c.Stats(); st.Live != 0 || st.Expired != 0 {
+					b.Fatalf("after the sweep: %+v", st)
+				}
+				c.Close()
+			}
+			slices.Sort(holds)
+			b.ReportMetric(float64(holds[len(holds)/2].Nanoseconds())/1e3, "hold-p50-µs")
+			b.ReportMetric(float64(holds[len(holds)-1].Nanoseconds())/1e3, "hold-max-µs")
+			b.ReportMetric(float64(total.Nanoseconds())/float64(b.N)/n, "ns/doc")
+		})
+	}
+}
