@@ -102,9 +102,8 @@ const numShards = 128
 type shard struct {
 	// mu protects docs and index, and the pos field of their entries.
 	mu sync.RWMutex
-	// docs maps each id to its entry; the key is the entry's own id
-	// string, which points into the entry.
-	docs  map[string]*entry
+	// docs maps each id to its entry.
+	docs  table
 	index expiryIndex
 	// minExp is index.min(), cached so that sweeps can skip the shard
 	// without taking mu. It is written with mu held.
@@ -200,7 +199,6 @@ func New(opts Options) (*Collection, error) {
 	c.armed.Store(neverExpires)
 	for i := range c.shards {
 		s := &c.shards[i]
-		s.docs = make(map[string]*entry)
 		s.index = newExpiryIndex()
 		s.minExp.Store(neverExpires)
 	}
@@ -220,8 +218,11 @@ func (c *Collection) now() int64 {
 	return unixSeconds(c.clock.Now())
 }
 
-func (c *Collection) shardFor(id string) *shard {
-	return &c.shards[maphash.String(c.seed, id)&(numShards-1)]
+// shardFor returns the shard of id and the id's hash, which the shard's
+// table uses too.
+func (c *Collection) shardFor(id string) (*shard, uint64) {
+	h := maphash.String(c.seed, id)
+	return &c.shards[h&(numShards-1)], h
 }
 
 // writeMode says what a write requires of the id's current document.
@@ -285,14 +286,15 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 	e.etag = c.etagSeq.Add(1)
 	id := e.id()
 
-	s := c.shardFor(id)
+	s, h := c.shardFor(id)
 	s.mu.Lock()
 	// The time is read under the lock, which orders this write after every
 	// earlier one: _ts never goes back for one id, and the expiry of old
 	// is judged at the same second.
 	now := c.now()
 	def := c.def.Load()
-	old, had := s.docs[id]
+	old := s.docs.get(h, id)
+	had := old != nil
 	var oldExp int64
 	oldLive := false
 	if had {
@@ -316,7 +318,7 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 	if had {
 		s.unindexLocked(old, oldExp)
 	}
-	s.docs[id] = e
+	s.docs.put(h, e, c.seed)
 	s.indexLocked(e, exp)
 	s.mu.Unlock()
 
@@ -469,10 +471,10 @@ func (c *Collection) Read(id string) (Document, error) {
 	if c.closed.Load() {
 		return Document{}, newError("read", id, ErrClosed)
 	}
-	s := c.shardFor(id)
+	s, h := c.shardFor(id)
 	s.mu.RLock()
-	e, ok := s.docs[id]
-	if !ok {
+	e := s.docs.get(h, id)
+	if e == nil {
 		s.mu.RUnlock()
 		return Document{}, newError("read", id, ErrNotFound)
 	}
@@ -504,9 +506,10 @@ func (c *Collection) remove(op, id, ifMatch string, checkMatch bool) error {
 	if c.closed.Load() {
 		return newError(op, id, ErrClosed)
 	}
-	s := c.shardFor(id)
+	s, h := c.shardFor(id)
 	s.mu.Lock()
-	e, ok := s.docs[id]
+	e := s.docs.get(h, id)
+	ok := e != nil
 	var exp int64
 	if ok {
 		exp = e.expiry(c.def.Load())
@@ -520,7 +523,7 @@ func (c *Collection) remove(op, id, ifMatch string, checkMatch bool) error {
 		s.mu.Unlock()
 		return newErrorDetail(op, id, ErrPreconditionFailed, "If-Match "+strconv.Quote(ifMatch)+", _etag "+strconv.Quote(string(t[:])))
 	}
-	delete(s.docs, id)
+	s.docs.remove(h, e)
 	s.unindexLocked(e, exp)
 	s.mu.Unlock()
 	return nil
@@ -535,9 +538,10 @@ func (c *Collection) Touch(id string) (Document, error) {
 		return Document{}, newError("touch", id, ErrClosed)
 	}
 	etag := c.etagSeq.Add(1)
-	s := c.shardFor(id)
+	s, h := c.shardFor(id)
 	s.mu.Lock()
-	old, ok := s.docs[id]
+	old := s.docs.get(h, id)
+	ok := old != nil
 	now := c.now()
 	def := c.def.Load()
 	var oldExp int64
@@ -558,7 +562,7 @@ func (c *Collection) Touch(id string) (Document, error) {
 	e.etag = etag
 	exp := expiryAt(now, effectiveTTL(def, e.ttl))
 	s.unindexLocked(old, oldExp)
-	s.docs[e.id()] = e
+	s.docs.put(h, e, c.seed)
 	s.indexLocked(e, exp)
 	s.mu.Unlock()
 	c.noteExpiry(exp)
@@ -603,7 +607,7 @@ func (c *Collection) Stats() Stats {
 		if s.minExp.Load() <= now {
 			expired = s.index.countExpired(now)
 		}
-		st.Live += len(s.docs) - expired
+		st.Live += s.docs.len() - expired
 		st.Expired += expired
 		s.mu.RUnlock()
 	}
@@ -652,7 +656,7 @@ func (c *Collection) snapshot() ([]*entry, int32) {
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.RLock()
-		n += len(s.docs)
+		n += s.docs.len()
 		if s.minExp.Load() <= now {
 			n -= s.index.countExpired(now)
 		}
@@ -715,7 +719,7 @@ func (c *Collection) SetDefaultTTL(ttl *int32) error {
 					return true
 				}
 				for _, e := range b.items {
-					delete(s.docs, e.id())
+					s.docs.remove(maphash.String(c.seed, e.id()), e)
 					purged = append(purged, slot{e: e, exp: b.exp})
 				}
 				return true

@@ -1,6 +1,9 @@
 package ttlstore
 
-import "fmt"
+import (
+	"fmt"
+	"hash/maphash"
+)
 
 // checkInvariants verifies that the collection's structures agree: every
 // stored entry is filed under its own id, is in the expiry bucket for the
@@ -16,7 +19,7 @@ func (c *Collection) checkInvariants() error {
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.RLock()
-		err := s.check(i, def)
+		err := s.check(i, def, c.seed)
 		s.mu.RUnlock()
 		if err != nil {
 			return err
@@ -25,17 +28,20 @@ func (c *Collection) checkInvariants() error {
 	return nil
 }
 
-func (s *shard) check(i int, def int32) error {
-	for id, e := range s.docs {
-		if e.id() != id {
-			return fmt.Errorf("shard %d: document %q is stored under id %q", i, e.id(), id)
+func (s *shard) check(i int, def int32, seed maphash.Seed) error {
+	err := s.docs.check(seed, func(e *entry) error {
+		if maphash.String(seed, e.id())&(numShards-1) != uint64(i) {
+			return fmt.Errorf("document %q is in the wrong shard", e.id())
 		}
 		raw := e.raw()
 		if int(e.stampAt) != len(raw)-1 || raw[e.stampAt] != '}' || raw[0] != '{' {
-			return fmt.Errorf("shard %d: document %q: stamp position %d in %q", i, id, e.stampAt, raw)
+			return fmt.Errorf("document %q: stamp position %d in %q", e.id(), e.stampAt, raw)
 		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("shard %d: %w", i, err)
 	}
-	var err error
 	n := 0
 	prev := int64(0)
 	s.index.ascend(func(b *bucket) bool {
@@ -49,7 +55,7 @@ func (s *shard) check(i int, def int32) error {
 		for pos, e := range b.items {
 			id := e.id()
 			switch {
-			case s.docs[id] != e:
+			case s.docs.get(maphash.String(seed, id), id) != e:
 				err = fmt.Errorf("shard %d: bucket %d holds %q, which is not the stored document", i, b.exp, id)
 			case int(e.pos) != pos:
 				err = fmt.Errorf("shard %d: %q is at %d in bucket %d but has pos %d", i, id, pos, b.exp, e.pos)
@@ -66,8 +72,8 @@ func (s *shard) check(i int, def int32) error {
 	if err != nil {
 		return err
 	}
-	if n != len(s.docs) || n != s.index.len() {
-		return fmt.Errorf("shard %d: %d documents, %d in buckets, index counts %d", i, len(s.docs), n, s.index.len())
+	if n != s.docs.len() || n != s.index.len() {
+		return fmt.Errorf("shard %d: %d documents, %d in buckets, index counts %d", i, s.docs.len(), n, s.index.len())
 	}
 	if got, want := s.minExp.Load(), s.index.min(); got != want {
 		return fmt.Errorf("shard %d: cached minimum expiry %d, index minimum %d", i, got, want)

@@ -1,6 +1,7 @@
 package ttlstore
 
 import (
+	"hash/maphash"
 	"math"
 	"time"
 )
@@ -146,14 +147,11 @@ func (c *Collection) sweep(stop <-chan struct{}) int {
 
 // sweepBuffers is the scratch space of a sweep, reused between batches.
 type sweepBuffers struct {
-	batch []slot
-	ids   []string
+	batch  []slot
+	hashes []uint64
 }
 
-func (b *sweepBuffers) clear() {
-	clear(b.batch)
-	clear(b.ids)
-}
+func (b *sweepBuffers) clear() { clear(b.batch) }
 
 // sweepBatch removes up to c.batch documents of s expired at second now,
 // under s's lock, and returns them. It is the only time a sweep holds a
@@ -161,15 +159,15 @@ func (b *sweepBuffers) clear() {
 func (c *Collection) sweepBatch(s *shard, now int64, b *sweepBuffers) []slot {
 	s.mu.Lock()
 	b.batch = s.index.popExpired(now, c.batch, b.batch[:0])
-	// Read the ids first, then delete: the loads of the entries are
+	// Hash the ids first, then delete: the loads of the entries are
 	// independent of each other here, so the processor overlaps their
 	// cache misses (a third less time than loading each in the delete).
-	b.ids = b.ids[:0]
+	b.hashes = b.hashes[:0]
 	for _, sl := range b.batch {
-		b.ids = append(b.ids, sl.e.id())
+		b.hashes = append(b.hashes, maphash.String(c.seed, sl.e.id()))
 	}
-	for _, id := range b.ids {
-		delete(s.docs, id)
+	for i, sl := range b.batch {
+		s.docs.remove(b.hashes[i], sl.e)
 	}
 	s.minExp.Store(s.index.min())
 	s.mu.Unlock()

@@ -38,11 +38,11 @@ func TestWakeAt(t *testing.T) {
 
 // sameShardIDs returns n ids that hash to one shard of c.
 func sameShardIDs(c *Collection, n int) (*shard, []string) {
-	want := c.shardFor("x0")
+	want, _ := c.shardFor("x0")
 	ids := []string{"x0"}
 	for i := 1; len(ids) < n; i++ {
 		id := fmt.Sprintf("x%d", i)
-		if c.shardFor(id) == want {
+		if s, _ := c.shardFor(id); s == want {
 			ids = append(ids, id)
 		}
 	}
@@ -61,7 +61,7 @@ func TestSweepBatchesReleaseTheLock(t *testing.T) {
 	c, err := New(Options{Clock: clk, SweepInterval: ManualSweep, SweepBatch: 2, DefaultTTL: TTL(10),
 		OnExpire: func(Document) {
 			require.True(t, s.mu.TryLock(), "OnExpire called with the shard locked")
-			remaining = append(remaining, len(s.docs))
+			remaining = append(remaining, s.docs.len())
 			s.mu.Unlock()
 		}})
 	require.NoError(t, err)

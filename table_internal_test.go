@@ -1,0 +1,125 @@
+package ttlstore
+
+import (
+	"fmt"
+	"hash/maphash"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+)
+
+// testEntry makes an entry whose JSON is {"id":"<id>"}.
+func testEntry(id string) *entry {
+	src := `{"id":"` + id + `"}`
+	e, data := newEntry(len(src))
+	copy(data, src)
+	*e = entry{n: uint32(len(src)), stampAt: uint32(len(src) - 1), idOff: 7, idLen: uint32(len(id))}
+	return e
+}
+
+// TestTableAgainstMap runs random puts, overwrites, removes and lookups on a
+// table and a Go map side by side, from a pool of ids small enough that
+// they collide, overwrite and leave deleted slots, and big enough that the
+// table grows and rehashes in place.
+func TestTableAgainstMap(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		seed := maphash.MakeSeed()
+		var tb table
+		want := map[string]*entry{}
+		pool := rapid.IntRange(1, 300).Draw(rt, "pool")
+		id := func(label string) string {
+			return fmt.Sprintf("k%d", rapid.IntRange(0, pool-1).Draw(rt, label))
+		}
+		for range rapid.IntRange(1, 2000).Draw(rt, "ops") {
+			k := id("id")
+			h := maphash.String(seed, k)
+			switch rapid.IntRange(0, 2).Draw(rt, "op") {
+			case 0:
+				e := testEntry(k)
+				old := tb.put(h, e, seed)
+				if old != want[k] {
+					rt.Fatalf("put(%q) replaced %p, want %p", k, old, want[k])
+				}
+				want[k] = e
+			case 1:
+				e := want[k]
+				if e == nil {
+					e = testEntry(k) // a stranger with the same id
+				}
+				if got := tb.remove(h, e); got != (want[k] != nil) {
+					rt.Fatalf("remove(%q) = %v", k, got)
+				}
+				delete(want, k)
+			case 2:
+				if got := tb.get(h, k); got != want[k] {
+					rt.Fatalf("get(%q) = %p, want %p", k, got, want[k])
+				}
+			}
+		}
+		if err := tb.check(seed, func(*entry) error { return nil }); err != nil {
+			rt.Fatal(err)
+		}
+		if tb.len() != len(want) {
+			rt.Fatalf("len %d, want %d", tb.len(), len(want))
+		}
+		for k, e := range want {
+			if got := tb.get(maphash.String(seed, k), k); got != e {
+				rt.Fatalf("get(%q) = %p, want %p", k, got, e)
+			}
+		}
+	})
+}
+
+// A remove by identity leaves a different entry with the same id alone.
+func TestTableRemoveIsByIdentity(t *testing.T) {
+	seed := maphash.MakeSeed()
+	var tb table
+	a, b := testEntry("same"), testEntry("same")
+	h := maphash.String(seed, "same")
+	require.Nil(t, tb.put(h, a, seed))
+	require.False(t, tb.remove(h, b))
+	require.Equal(t, a, tb.get(h, "same"))
+	require.True(t, tb.remove(h, a))
+	require.Nil(t, tb.get(h, "same"))
+	require.Equal(t, 0, tb.len())
+}
+
+// matchH2 finds every byte equal to the tag (false positives allowed only
+// above a true match), and never one that is empty or deleted.
+func TestMatchH2(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		var ctrl uint64
+		bytes := make([]uint64, groupSize)
+		for i := range bytes {
+			bytes[i] = rapid.SampledFrom([]uint64{ctrlEmpty, ctrlDeleted, 0, 1, 0x7F, 0x55, 0x2A}).Draw(rt, "ctrl")
+			ctrl |= bytes[i] << (8 * i)
+		}
+		tag := rapid.SampledFrom([]uint64{0, 1, 0x7F, 0x55, 0x2A}).Draw(rt, "tag")
+		m := matchH2(ctrl, tag)
+		firstMatch := groupSize
+		for i, b := range bytes {
+			hit := m>>(8*i)&0x80 != 0
+			switch {
+			case b == tag && !hit:
+				rt.Fatalf("byte %d = %#x missed", i, b)
+			case hit && b&0x80 != 0:
+				rt.Fatalf("byte %d = %#x (free) matched", i, b)
+			case hit && b != tag && i < firstMatch:
+				rt.Fatalf("false positive at byte %d below any true match", i)
+			}
+			if b == tag && i < firstMatch {
+				firstMatch = i
+			}
+		}
+		empty, free := matchEmpty(ctrl), matchFree(ctrl)
+		for i, b := range bytes {
+			if got := empty>>(8*i)&0x80 != 0; got != (b == ctrlEmpty) {
+				rt.Fatalf("matchEmpty byte %d = %#x: %v", i, b, got)
+			}
+			if got := free>>(8*i)&0x80 != 0; got != (b&0x80 != 0) {
+				rt.Fatalf("matchFree byte %d = %#x: %v", i, b, got)
+			}
+		}
+	})
+}
