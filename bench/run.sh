@@ -59,7 +59,7 @@ group() {
 }
 
 SECONDS=0
-group '^Benchmark(Insert|Overwrite|ReadHit|ReadHitParallel|ReadExpired)$' 1s 100ms
+group '^Benchmark(Insert|Overwrite|ReadHit|ReadHitParallel|ReadHitExpiryClock|ReadExpired)$' 1s 100ms
 group '^BenchmarkReadHitScale$' 1s 100ms
 group '^BenchmarkIterate$' 500ms 50ms
 group '^BenchmarkSweepNothing$' 500ms 50ms
