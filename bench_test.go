@@ -92,6 +92,16 @@ func BenchmarkRead(b *testing.B) {
 			}
 		})
 	})
+	b.Run("hit-skewclock/100000", func(b *testing.B) {
+		c, ids, _ := benchCollection(b, 100_000, true)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if _, err := c.Read(ids[i%len(ids)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("expired/100000", func(b *testing.B) {
 		c, ids, _ := benchCollection(b, 100_000, true)
 		skewOf(c).Add(2 * time.Hour)
