@@ -1,6 +1,7 @@
 package ttlstore
 
 import (
+	"cmp"
 	"fmt"
 	"hash/maphash"
 	"math/bits"
@@ -22,10 +23,130 @@ import (
 //
 // It is guarded by its shard's mutex, like the rest of the shard.
 type table struct {
+	// dir is indexed by the top depth bits of a hash below h2's (see
+	// dirIndex). A subtable with local depth d < depth fills the
+	// 1<<(depth-d) consecutive entries that share its d bits.
+	dir   []*subtable
+	depth uint
+	n     int
+	// root is the only subtable while depth is 0 (up to about 900
+	// entries): then get and remove skip the directory, which costs
+	// reads a few dependent loads.
+	root subtable
+	// maxGroups, when not 0, replaces defaultMaxGroups; tests make it
+	// small to split often.
+	maxGroups int
+}
+
+// subtable is one open-addressing table of at most maxGroups groups.
+type subtable struct {
 	groups []group
 	mask   uint64 // len(groups) - 1
 	n      int    // full slots
 	free   int    // slots that may still be filled before the table must grow
+	depth  uint   // local depth: how many of the directory's bits it owns
+}
+
+// defaultMaxGroups bounds a subtable: one that is full at this size splits
+// in two instead of doubling, so growing never rehashes more than 1024
+// entries at once, whatever the size of the shard. (Growing a single
+// table of 57k entries took 2.6 ms.)
+const defaultMaxGroups = 128
+
+// dirIndex is the directory entry for h at the given depth: bits 56 down,
+// just below h2's.
+func dirIndex(h uint64, depth uint) uint64 {
+	return h >> (57 - depth) & (1<<depth - 1)
+}
+
+func (t *table) sub(h uint64) *subtable {
+	if t.depth == 0 {
+		return &t.root
+	}
+	return t.dir[dirIndex(h, t.depth)]
+}
+
+// len is the number of entries.
+func (t *table) len() int { return t.n }
+
+// get returns the entry with the given id, whose hash is h, or nil.
+func (t *table) get(h uint64, id string) *entry {
+	if t.depth == 0 {
+		return t.root.get(h, id)
+	}
+	return t.dir[dirIndex(h, t.depth)].get(h, id)
+}
+
+// put stores e, whose id hashes to h, and returns the entry it replaced
+// under the same id, or nil.
+func (t *table) put(h uint64, e *entry, seed maphash.Seed) *entry {
+	sub := t.sub(h)
+	for sub.free == 0 {
+		if len(sub.groups) >= cmp.Or(t.maxGroups, defaultMaxGroups) && sub.n*2 >= sub.capacity() {
+			t.split(sub, seed)
+			sub = t.sub(h)
+		} else {
+			sub.resize(seed)
+		}
+	}
+	old := sub.put(h, e)
+	if old == nil {
+		t.n++
+	}
+	return old
+}
+
+// remove deletes e, whose id hashes to h, and reports whether it was there.
+func (t *table) remove(h uint64, e *entry) bool {
+	if !t.sub(h).remove(h, e) {
+		return false
+	}
+	t.n--
+	return true
+}
+
+// split replaces sub by two subtables of the same size, one level deeper,
+// each taking the entries whose next directory bit is 0 or 1, and doubles
+// the directory first if sub already uses all of its bits.
+func (t *table) split(sub *subtable, seed maphash.Seed) {
+	if t.dir == nil {
+		t.dir = []*subtable{&t.root}
+	}
+	if sub.depth == t.depth {
+		dir := make([]*subtable, 2*len(t.dir))
+		for i := range dir {
+			dir[i] = t.dir[i>>1]
+		}
+		t.dir = dir
+		t.depth++
+	}
+	var halves [2]*subtable
+	for i := range halves {
+		halves[i] = &subtable{depth: sub.depth + 1}
+		halves[i].init(len(sub.groups))
+	}
+	bit := 57 - sub.depth - 1 // the hash bit that tells the halves apart
+	for gi := range sub.groups {
+		grp := &sub.groups[gi]
+		for m := ^matchFree(grp.ctrl) & msbs; m != 0; m &= m - 1 {
+			e := grp.slots[firstSlot(m)]
+			h := maphash.String(seed, e.id())
+			halves[h>>bit&1].insertNew(h, e)
+		}
+	}
+	// sub filled the 1<<(depth-sub.depth) entries from start; the first
+	// half of them go to halves[0], the rest to halves[1].
+	span := 1 << (t.depth - sub.depth)
+	start := 0
+	for start < len(t.dir) && t.dir[start] != sub {
+		start++
+	}
+	for i := range span {
+		t.dir[start+i] = halves[i*2/span]
+	}
+	if sub == &t.root {
+		t.root = subtable{} // no longer used: let its groups go
+	}
 }
 
 type group struct {
@@ -72,11 +193,8 @@ func setCtrl(g *group, i int, c uint64) {
 	g.ctrl = g.ctrl&^(0xFF<<shift) | c<<shift
 }
 
-// len is the number of entries.
-func (t *table) len() int { return t.n }
-
 // get returns the entry with the given id, whose hash is h, or nil.
-func (t *table) get(h uint64, id string) *entry {
+func (t *subtable) get(h uint64, id string) *entry {
 	if t.groups == nil {
 		return nil
 	}
@@ -96,12 +214,23 @@ func (t *table) get(h uint64, id string) *entry {
 	}
 }
 
-// put stores e, whose id hashes to h, and returns the entry it replaced
-// under the same id, or nil.
-func (t *table) put(h uint64, e *entry, seed maphash.Seed) *entry {
-	if t.free == 0 {
-		t.resize(seed)
+// capacity is how many slots may be full or deleted at once.
+func (t *subtable) capacity() int { return len(t.groups) * groupSize * maxLoad / 8 }
+
+// init gives the subtable n empty groups.
+func (t *subtable) init(n int) {
+	t.groups = make([]group, n)
+	t.mask = uint64(n - 1)
+	for i := range t.groups {
+		t.groups[i].ctrl = lsbs * ctrlEmpty
 	}
+	t.free = t.capacity()
+	t.n = 0
+}
+
+// put stores e, whose id hashes to h, and returns the entry it replaced
+// under the same id, or nil. It needs a free slot: t.free > 0.
+func (t *subtable) put(h uint64, e *entry) *entry {
 	id := e.id()
 	tag := h2(h)
 	g := h1(h) & t.mask
@@ -137,7 +266,7 @@ func (t *table) put(h uint64, e *entry, seed maphash.Seed) *entry {
 
 // remove deletes e, whose id hashes to h, and reports whether it was there.
 // It finds e by identity, so it never loads another entry.
-func (t *table) remove(h uint64, e *entry) bool {
+func (t *subtable) remove(h uint64, e *entry) bool {
 	if t.groups == nil {
 		return false
 	}
@@ -173,19 +302,16 @@ func (t *table) remove(h uint64, e *entry) bool {
 // resize makes room for at least one more entry: it doubles the table when
 // more than half its capacity is full, and otherwise rebuilds it at the same
 // size to clear the deleted markers. Every entry's id is hashed again.
-func (t *table) resize(seed maphash.Seed) {
-	n := max(1, len(t.groups))
-	if t.n*2 >= n*groupSize*maxLoad/8 {
+func (t *subtable) resize(seed maphash.Seed) {
+	n := len(t.groups)
+	switch {
+	case n == 0:
+		n = 1
+	case t.n*2 >= t.capacity():
 		n *= 2
 	}
 	old := t.groups
-	t.groups = make([]group, n)
-	t.mask = uint64(n - 1)
-	for i := range t.groups {
-		t.groups[i].ctrl = lsbs * ctrlEmpty
-	}
-	t.free = n * groupSize * maxLoad / 8
-	t.n = 0
+	t.init(n)
 	for gi := range old {
 		grp := &old[gi]
 		for m := ^matchFree(grp.ctrl) & msbs; m != 0; m &= m - 1 {
@@ -197,7 +323,7 @@ func (t *table) resize(seed maphash.Seed) {
 
 // insertNew stores e, known not to be in the table, which has room and no
 // deleted slots.
-func (t *table) insertNew(h uint64, e *entry) {
+func (t *subtable) insertNew(h uint64, e *entry) {
 	g := h1(h) & t.mask
 	for step := uint64(1); ; step++ {
 		grp := &t.groups[g]
@@ -213,9 +339,56 @@ func (t *table) insertNew(h uint64, e *entry) {
 	}
 }
 
-// check verifies the table's counts and that every entry is found under its
-// own id; it is part of checkInvariants.
+// check verifies the directory (each subtable fills the aligned span of
+// entries its depth gives it, and holds only hashes of that span), each
+// subtable's counts, and that every entry is found under its own id, and
+// calls each on every entry. It is part of checkInvariants.
 func (t *table) check(seed maphash.Seed, each func(*entry) error) error {
+	if t.depth == 0 {
+		if t.dir != nil || t.root.n != t.n {
+			return fmt.Errorf("table: depth 0 with a directory of %d or %d entries in root, n %d", len(t.dir), t.root.n, t.n)
+		}
+		return t.root.check(seed, each)
+	}
+	if t.root.groups != nil {
+		return fmt.Errorf("table: root still has groups at depth %d", t.depth)
+	}
+	n := 0
+	for i := 0; i < len(t.dir); {
+		sub := t.dir[i]
+		if sub.depth > t.depth {
+			return fmt.Errorf("table: subtable depth %d, directory depth %d", sub.depth, t.depth)
+		}
+		span := 1 << (t.depth - sub.depth)
+		if i%span != 0 {
+			return fmt.Errorf("table: subtable of depth %d starts at directory entry %d", sub.depth, i)
+		}
+		for j := i; j < i+span; j++ {
+			if t.dir[j] != sub {
+				return fmt.Errorf("table: directory entry %d breaks the span of entry %d", j, i)
+			}
+		}
+		err := sub.check(seed, func(e *entry) error {
+			if h := maphash.String(seed, e.id()); t.dir[dirIndex(h, t.depth)] != sub {
+				return fmt.Errorf("table: %q is in the wrong subtable", e.id())
+			}
+			return each(e)
+		})
+		if err != nil {
+			return err
+		}
+		n += sub.n
+		i += span
+	}
+	if n != t.n {
+		return fmt.Errorf("table: subtables hold %d entries, n is %d", n, t.n)
+	}
+	return nil
+}
+
+// check verifies the subtable's counts and that every entry is found under
+// its own id, and calls each on every entry.
+func (t *subtable) check(seed maphash.Seed, each func(*entry) error) error {
 	full, used := 0, 0
 	for gi := range t.groups {
 		grp := &t.groups[gi]

@@ -25,13 +25,13 @@ func testEntry(id string) *entry {
 func TestTableAgainstMap(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		seed := maphash.MakeSeed()
-		var tb table
+		tb := table{maxGroups: rapid.SampledFrom([]int{1, 2, 4, defaultMaxGroups}).Draw(rt, "maxGroups")}
 		want := map[string]*entry{}
 		pool := rapid.IntRange(1, 300).Draw(rt, "pool")
 		id := func(label string) string {
 			return fmt.Sprintf("k%d", rapid.IntRange(0, pool-1).Draw(rt, label))
 		}
-		for range rapid.IntRange(1, 2000).Draw(rt, "ops") {
+		for op := range rapid.IntRange(1, 2000).Draw(rt, "ops") {
 			k := id("id")
 			h := maphash.String(seed, k)
 			switch rapid.IntRange(0, 2).Draw(rt, "op") {
@@ -54,6 +54,11 @@ func TestTableAgainstMap(t *testing.T) {
 			case 2:
 				if got := tb.get(h, k); got != want[k] {
 					rt.Fatalf("get(%q) = %p, want %p", k, got, want[k])
+				}
+			}
+			if op%50 == 0 {
+				if err := tb.check(seed, func(*entry) error { return nil }); err != nil {
+					rt.Fatal(err)
 				}
 			}
 		}
@@ -122,4 +127,26 @@ func TestMatchH2(t *testing.T) {
 			}
 		}
 	})
+}
+
+// With one group per subtable the table splits again and again; every entry
+// stays findable, and the directory stays well formed.
+func TestTableSplits(t *testing.T) {
+	seed := maphash.MakeSeed()
+	tb := table{maxGroups: 1}
+	var es []*entry
+	for i := range 2000 {
+		e := testEntry(fmt.Sprintf("id-%d", i))
+		es = append(es, e)
+		require.Nil(t, tb.put(maphash.String(seed, e.id()), e, seed))
+	}
+	require.GreaterOrEqual(t, tb.depth, uint(8), "2000 entries in subtables of 8 slots")
+	require.NoError(t, tb.check(seed, func(*entry) error { return nil }))
+	for _, e := range es {
+		h := maphash.String(seed, e.id())
+		require.Equal(t, e, tb.get(h, e.id()))
+		require.True(t, tb.remove(h, e))
+	}
+	require.Equal(t, 0, tb.len())
+	require.NoError(t, tb.check(seed, func(*entry) error { return nil }))
 }
