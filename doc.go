@@ -82,8 +82,12 @@
 // an "id" that is a non-empty string of at most 1023 bytes without "/" or
 // "\" and appears once (ErrInvalidDocument says which rule was broken). A
 // rejected write changes nothing. Writes are parsed in one streaming pass,
-// never into a map: the stored bytes are the caller's, with "_ts" and
-// "_etag" moved to the end.
+// never into a map: the stored bytes are the caller's without their "_ts"
+// and "_etag" members, and the collection's "_ts" and "_etag" are added at
+// the end whenever the JSON is read out (JSON, AppendJSON, String).
+//
+// Each document costs one allocation the size of its JSON plus 40 bytes,
+// and about 35 more bytes in its shard's hash table and expiry bucket.
 //
 // # Time and the sweeper
 //
