@@ -126,13 +126,10 @@ func (t *table) split(sub *subtable, seed maphash.Seed) {
 		halves[i].init(len(sub.groups))
 	}
 	bit := 57 - sub.depth - 1 // the hash bit that tells the halves apart
-	for gi := range sub.groups {
-		grp := &sub.groups[gi]
-		for m := ^matchFree(grp.ctrl) & msbs; m != 0; m &= m - 1 {
-			e := grp.slots[firstSlot(m)]
-			h := maphash.String(seed, e.id())
-			halves[h>>bit&1].insertNew(h, e)
-		}
+	entries, hashes := sub.rehash(seed)
+	for i, e := range entries {
+		h := hashes[i]
+		halves[h>>bit&1].insertNew(h, e)
 	}
 	// sub filled the 1<<(depth-sub.depth) entries from start; the first
 	// half of them go to halves[0], the rest to halves[1].
@@ -310,15 +307,29 @@ func (t *subtable) resize(seed maphash.Seed) {
 	case t.n*2 >= t.capacity():
 		n *= 2
 	}
-	old := t.groups
+	entries, hashes := t.rehash(seed)
 	t.init(n)
-	for gi := range old {
-		grp := &old[gi]
+	for i, e := range entries {
+		t.insertNew(hashes[i], e)
+	}
+}
+
+// rehash returns the subtable's entries and the hashes of their ids. It
+// hashes them in a loop of its own, where the loads of the entries do not
+// wait for each other, so the processor overlaps their cache misses.
+func (t *subtable) rehash(seed maphash.Seed) ([]*entry, []uint64) {
+	entries := make([]*entry, 0, t.n)
+	for gi := range t.groups {
+		grp := &t.groups[gi]
 		for m := ^matchFree(grp.ctrl) & msbs; m != 0; m &= m - 1 {
-			e := grp.slots[firstSlot(m)]
-			t.insertNew(maphash.String(seed, e.id()), e)
+			entries = append(entries, grp.slots[firstSlot(m)])
 		}
 	}
+	hashes := make([]uint64, len(entries))
+	for i, e := range entries {
+		hashes[i] = maphash.String(seed, e.id())
+	}
+	return entries, hashes
 }
 
 // insertNew stores e, known not to be in the table, which has room and no

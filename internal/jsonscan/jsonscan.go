@@ -189,10 +189,21 @@ func Strip(dst, src []byte, maxDepth int) (out []byte, f Fields, err error) {
 // scan validates src and appends to dst its stored form up to Fields.StampAt
 // (the '{' and the kept members), after growing dst, if need be, to hold all
 // of src plus extra bytes.
+//
+// Invalid UTF-8 anywhere in src is reported as such, before any other
+// error. It is not checked in a pass of its own: a byte above 0x7F is only
+// valid inside a string, and scanString checks those; other errors look at
+// the whole input again to see whether it has invalid UTF-8 somewhere.
 func scan(dst, src []byte, maxDepth, extra int) (out []byte, f Fields, err error) {
-	if !utf8.Valid(src) {
+	out, f, err = scanObject(dst, src, maxDepth, extra)
+	if err != nil && !utf8.Valid(src) {
 		return dst, Fields{}, errInvalidUTF8(src)
 	}
+	return out, f, err
+}
+
+// scanObject is scan, but for the precedence of invalid UTF-8.
+func scanObject(dst, src []byte, maxDepth, extra int) (out []byte, f Fields, err error) {
 	i := skipWS(src, 0)
 	if i >= len(src) {
 		return dst, Fields{}, errEOF(i)

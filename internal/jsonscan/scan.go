@@ -9,10 +9,10 @@ import (
 )
 
 // strSafe reports the bytes that may appear unescaped in a string and need
-// no special handling: everything except control characters, '"' and '\\'.
-// Bytes >= 0x80 are plain content (UTF-8 is validated separately).
+// no special handling: ASCII except control characters, '"' and '\\'.
+// Bytes >= 0x80 are checked as UTF-8 by scanString.
 var strSafe = func() (t [256]bool) {
-	for c := 0x20; c < 256; c++ {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
 		t[c] = true
 	}
 	t['"'] = false
@@ -48,8 +48,14 @@ func specialBytes(x uint64) uint64 {
 	return (((x - 0x20*lsb) &^ x) | ((q - lsb) &^ q) | ((b - lsb) &^ b)) & msb
 }
 
+// stopBytes is specialBytes with the bytes above 0x7F flagged too, so that
+// scanString checks them as UTF-8. Their high bits are exact, and below
+// the first of them specialBytes flags nothing spuriously, so the lowest
+// set bit still identifies the first byte that is not strSafe.
+func stopBytes(x uint64) uint64 { return specialBytes(x) | x&msb }
+
 // firstIsQuote reports whether the first special byte of x, given
-// m = specialBytes(x) != 0, is '"'. The lowest flagged byte is exact both in
+// m = specialBytes(x) != 0 or m = stopBytes(x) != 0, is '"'. The lowest flagged byte is exact both in
 // m and in the equivalent mask of quote bytes, so no byte needs reloading.
 func firstIsQuote(x, m uint64) bool {
 	q := x ^ ('"' * lsb)
@@ -73,15 +79,21 @@ func skipWS(s []byte, i int) int {
 
 // scanString scans the string literal whose opening quote is s[i]. It returns
 // the offset just past the closing quote and whether the string contains a
-// backslash escape.
+// backslash escape. Invalid UTF-8 in the string is an error.
 func scanString(s []byte, i int) (end int, escaped bool, err error) {
+	return scanStringUTF8(s, i, true)
+}
+
+// scanStringUTF8 is scanString; with strict false it takes invalid UTF-8
+// as content, as Unquote must.
+func scanStringUTF8(s []byte, i int, strict bool) (end int, escaped bool, err error) {
 	i++
 	for {
 		// Skip ordinary bytes: eight at a time while possible, then byte by
 		// byte near the end of the input.
 		if len(s)-i >= 8 {
 			x := binary.LittleEndian.Uint64(s[i:])
-			m := specialBytes(x)
+			m := stopBytes(x)
 			if m == 0 {
 				i += 8
 				continue
@@ -122,7 +134,16 @@ func scanString(s []byte, i int) (end int, escaped bool, err error) {
 			default:
 				return i + 1, escaped, errChar(s, i+1, "in string escape")
 			}
-		default: // a control character
+		default:
+			if s[i] >= utf8.RuneSelf {
+				r, n := utf8.DecodeRune(s[i:])
+				if r == utf8.RuneError && n == 1 && strict {
+					return i, escaped, errInvalidUTF8(s)
+				}
+				i += n
+				continue
+			}
+			// a control character
 			return i, escaped, errChar(s, i, "in string literal")
 		}
 	}
@@ -361,7 +382,7 @@ func errTooDeep(off, maxDepth int) error {
 }
 
 func errDuplicate(s []byte, off int) error {
-	end, _, _ := scanString(s, off)
+	end, _, _ := scanStringUTF8(s, off, false)
 	return fmt.Errorf("jsonscan: offset %d: duplicate key %s: %w", off, s[off:end], ErrDuplicateKey)
 }
 

@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// TestSpecialBytes checks the word-at-a-time string scan (specialBytes and
-// firstIsQuote) against the byte table for every byte value in every
+// TestSpecialBytes checks the word-at-a-time string scan (stopBytes, which
+// is specialBytes and the bytes above 0x7F, and firstIsQuote) against the byte table for every byte value in every
 // position, followed by various bytes, and for random words.
 func TestSpecialBytes(t *testing.T) {
 	check := func(w [8]byte) {
@@ -19,13 +19,13 @@ func TestSpecialBytes(t *testing.T) {
 				break
 			}
 		}
-		m := specialBytes(binary.LittleEndian.Uint64(w[:]))
+		m := stopBytes(binary.LittleEndian.Uint64(w[:]))
 		got := 8
 		if m != 0 {
 			got = bits.TrailingZeros64(m) >> 3
 		}
 		if got != first {
-			t.Fatalf("specialBytes(%q): first special byte %d, want %d", w[:], got, first)
+			t.Fatalf("stopBytes(%q): first special byte %d, want %d", w[:], got, first)
 		}
 		if m != 0 {
 			if q := firstIsQuote(binary.LittleEndian.Uint64(w[:]), m); q != (w[first] == '"') {

@@ -19,7 +19,7 @@ func Unquote(raw []byte) (string, error) {
 	if raw[0] != '"' {
 		return "", errChar(raw, 0, "looking for beginning of string literal")
 	}
-	end, escaped, err := scanString(raw, 0)
+	end, escaped, err := scanStringUTF8(raw, 0, false)
 	if err != nil {
 		return "", err
 	}
