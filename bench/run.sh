@@ -32,8 +32,9 @@ trap 'rm -rf "$tmp"' EXIT
 
 echo "== sanity tests (adapters must store, find and expire)" >&2
 go test -count=1 ./... >&2
-echo "== building the benchmark binary" >&2
+echo "== building the benchmark binaries" >&2
 go test -c -o "$tmp/bench.test" .
+(cd .. && go test -c -o "$tmp/lib.test" .)
 
 commit=$(git -C .. rev-parse --short HEAD 2>/dev/null || echo unknown)
 if [[ -n $(git -C .. status --porcelain -- . ':!bench/results' 2>/dev/null) ]]; then
@@ -47,6 +48,7 @@ fi
 
 # group PATTERN BENCHTIME QUICK_BENCHTIME runs the benchmarks matching
 # PATTERN in a process of their own (a fresh heap for each group).
+# (BIN=lib.test for the library's own benchmarks).
 group() {
 	local pattern=$1 benchtime=$2
 	if [[ $quick == 1 ]]; then
@@ -54,7 +56,7 @@ group() {
 	fi
 	echo "== $pattern (-benchtime $benchtime -count $count)" >&2
 	echo "# loadavg before $pattern: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo n/a)" >>"$out"
-	"$tmp/bench.test" -test.run '^$' -test.bench "$pattern" -test.benchtime "$benchtime" \
+	"$tmp/${BIN:-bench.test}" -test.run '^$' -test.bench "$pattern" -test.benchtime "$benchtime" \
 		-test.count "$count" -test.timeout 0 | tee -a "$out" >&2
 }
 
@@ -67,6 +69,7 @@ group '^BenchmarkSweepExpired$' 10x 2x
 group '^BenchmarkReadDuringSweep$' 1x 1x
 group '^BenchmarkMemory$' 1x 1x
 group '^BenchmarkSetDefaultTTL$' 5x 1x
+BIN=lib.test group '^BenchmarkSweepBatchHold$' 1x 1x
 echo "# run.sh finished after ${SECONDS}s" >>"$out"
 echo "== done in ${SECONDS}s; raw output in bench/$out" >&2
 
