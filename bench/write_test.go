@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"fmt"
 	"testing"
 )
 
@@ -54,7 +53,7 @@ func BenchmarkOverwrite(b *testing.B) {
 		}
 		overwriteNext[k.Name] = i
 		if !s.Get(d.IDs[0]) {
-			b.Fatal(fmt.Sprintf("%s lost a document", k.Name))
+			b.Fatalf("%s lost a document", k.Name)
 		}
 	})
 }
