@@ -108,7 +108,12 @@ type shard struct {
 	// minExp is index.min(), cached so that sweeps can skip the shard
 	// without taking mu. It is written with mu held.
 	minExp atomic.Int64
-	_      [64]byte // keeps neighbouring shards' mutexes off one cache line
+	// size is docs.len(), cached so that the calls that visit every shard
+	// (Stats, All, Query) can skip an empty one without taking mu: a
+	// small collection leaves most of its shards empty. It is written
+	// with mu held.
+	size atomic.Int32
+	_    [64]byte // keeps neighbouring shards' mutexes off one cache line
 }
 
 // Collection is an in-memory collection of JSON documents that expire by
@@ -319,6 +324,7 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 		s.unindexLocked(old, oldExp)
 	}
 	s.docs.put(h, e, c.seed)
+	s.size.Store(int32(s.docs.len()))
 	s.indexLocked(e, exp)
 	s.mu.Unlock()
 
@@ -524,6 +530,7 @@ func (c *Collection) remove(op, id, ifMatch string, checkMatch bool) error {
 		return newErrorDetail(op, id, ErrPreconditionFailed, "If-Match "+strconv.Quote(ifMatch)+", _etag "+strconv.Quote(string(t[:])))
 	}
 	s.docs.remove(h, e)
+	s.size.Store(int32(s.docs.len()))
 	s.unindexLocked(e, exp)
 	s.mu.Unlock()
 	return nil
@@ -563,6 +570,7 @@ func (c *Collection) Touch(id string) (Document, error) {
 	exp := expiryAt(now, effectiveTTL(def, e.ttl))
 	s.unindexLocked(old, oldExp)
 	s.docs.put(h, e, c.seed)
+	s.size.Store(int32(s.docs.len()))
 	s.indexLocked(e, exp)
 	s.mu.Unlock()
 	c.noteExpiry(exp)
@@ -602,6 +610,9 @@ func (c *Collection) Stats() Stats {
 	now := c.now()
 	for i := range c.shards {
 		s := &c.shards[i]
+		if s.size.Load() == 0 {
+			continue
+		}
 		s.mu.RLock()
 		expired := 0
 		if s.minExp.Load() <= now {
@@ -655,6 +666,9 @@ func (c *Collection) snapshot() ([]*entry, int32) {
 	now := c.now()
 	for i := range c.shards {
 		s := &c.shards[i]
+		if s.size.Load() == 0 {
+			continue
+		}
 		s.mu.RLock()
 		n += s.docs.len()
 		if s.minExp.Load() <= now {
@@ -666,6 +680,9 @@ func (c *Collection) snapshot() ([]*entry, int32) {
 	var from bucket
 	for i := range c.shards {
 		s := &c.shards[i]
+		if s.size.Load() == 0 {
+			continue
+		}
 		s.mu.RLock()
 		snap = s.index.appendLive(c.now(), &from, snap)
 		s.mu.RUnlock()
@@ -726,6 +743,7 @@ func (c *Collection) SetDefaultTTL(ttl *int32) error {
 			})
 			s.index.rebuild(keep, func(e *entry) int64 { return e.expiry(def) })
 			s.minExp.Store(s.index.min())
+			s.size.Store(int32(s.docs.len()))
 		}
 		clear(keep)
 		c.def.Store(def)

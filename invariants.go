@@ -75,6 +75,9 @@ func (s *shard) check(i int, def int32, seed maphash.Seed) error {
 	if n != s.docs.len() || n != s.index.len() {
 		return fmt.Errorf("shard %d: %d documents, %d in buckets, index counts %d", i, s.docs.len(), n, s.index.len())
 	}
+	if got := s.size.Load(); int(got) != s.docs.len() {
+		return fmt.Errorf("shard %d: cached size %d, table holds %d", i, got, s.docs.len())
+	}
 	if got, want := s.minExp.Load(), s.index.min(); got != want {
 		return fmt.Errorf("shard %d: cached minimum expiry %d, index minimum %d", i, got, want)
 	}

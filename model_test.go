@@ -37,13 +37,20 @@ import (
 // to exactly the next expiry second or one nanosecond before it, and jumps
 // of years.
 //
-// By default it checks at least 100,000 operations, split between parallel
-// parts (one per CPU, at most 4), each running rapid's -rapid.checks
+// By default it checks at least 100,000 operations (50,000 under -race),
+// split between parallel parts (one per CPU, at most 4), each running
+// rapid's -rapid.checks
 // sequences of about TTLSTORE_MODEL_OPS/(parts*checks) operations; set
 // TTLSTORE_MODEL_OPS for a longer run, e.g. TTLSTORE_MODEL_OPS=1000000.
 // With -rapid.seed every part runs the same sequences.
 func TestModel(t *testing.T) {
 	target := defaultModelOps
+	if raceEnabled {
+		// The race detector slows the test about threefold; half the
+		// operations keep a -race -count=20 run within go test's
+		// default ten minutes. Without -race it checks them all.
+		target /= 2
+	}
 	if s := os.Getenv(modelOpsEnv); s != "" {
 		n, err := strconv.Atoi(s)
 		require.NoError(t, err, modelOpsEnv)

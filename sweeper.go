@@ -169,6 +169,7 @@ func (c *Collection) sweepBatch(s *shard, now int64, b *sweepBuffers) []slot {
 	for i, sl := range b.batch {
 		s.docs.remove(b.hashes[i], sl.e)
 	}
+	s.size.Store(int32(s.docs.len()))
 	s.minExp.Store(s.index.min())
 	s.mu.Unlock()
 	return b.batch
