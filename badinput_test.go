@@ -211,6 +211,14 @@ func TestBadOptionsAndDefaultTTL(t *testing.T) {
 		{"negative MaxDocumentSize", ttlstore.Options{MaxDocumentSize: -1}, "MaxDocumentSize -1"},
 		{"negative MaxDocumentSize, valid rest", ttlstore.Options{DefaultTTL: ttlstore.TTL(5), SweepBatch: 10, MaxDocumentSize: -5}, "MaxDocumentSize -5"},
 	}
+	if strconv.IntSize == 64 {
+		big := int64(math.MaxInt32) + 1
+		options = append(options, struct {
+			name string
+			opts ttlstore.Options
+			says string
+		}{"MaxDocumentSize beyond 32 bits", ttlstore.Options{MaxDocumentSize: int(big)}, "MaxDocumentSize 2147483648 is more than 2147483647"})
+	}
 	for _, tt := range options {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := ttlstore.New(tt.opts)

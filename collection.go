@@ -5,6 +5,7 @@ import (
 	"errors"
 	"hash/maphash"
 	"iter"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -77,7 +78,8 @@ type Options struct {
 
 	// MaxDocumentSize is the largest document accepted, in bytes of JSON as
 	// passed to the write (after marshaling, for a Go value). Zero means
-	// DefaultMaxDocumentSize; negative values make New fail.
+	// DefaultMaxDocumentSize; negative values and values above
+	// math.MaxInt32 (2 GiB) make New fail.
 	MaxDocumentSize int
 
 	// OnExpire, when not nil, is called once for every document removed from
@@ -172,6 +174,9 @@ func New(opts Options) (*Collection, error) {
 		return nil, newErrorDetail("new", "", ErrInvalidOptions, "SweepBatch "+strconv.Itoa(opts.SweepBatch)+" is negative")
 	case opts.MaxDocumentSize < 0:
 		return nil, newErrorDetail("new", "", ErrInvalidOptions, "MaxDocumentSize "+strconv.Itoa(opts.MaxDocumentSize)+" is negative")
+	case opts.MaxDocumentSize > math.MaxInt32:
+		// An entry keeps lengths and offsets in 32 bits.
+		return nil, newErrorDetail("new", "", ErrInvalidOptions, "MaxDocumentSize "+strconv.Itoa(opts.MaxDocumentSize)+" is more than 2147483647")
 	}
 	c := &Collection{
 		clock:    opts.Clock,
