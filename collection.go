@@ -303,7 +303,11 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 	// is judged at the same second.
 	now := c.now()
 	def := c.def.Load()
-	old := s.docs.get(h, id)
+	var old *entry
+	ref := s.docs.lookup(h, id)
+	if ref != nil {
+		old = *ref
+	}
 	had := old != nil
 	var oldExp int64
 	oldLive := false
@@ -325,12 +329,7 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 	}
 	e.ts = now
 	exp := expiryAt(now, effectiveTTL(def, e.ttl))
-	if had {
-		s.unindexLocked(old, oldExp)
-	}
-	s.docs.put(h, e, c.seed)
-	s.size.Store(int32(s.docs.len()))
-	s.indexLocked(e, exp)
+	s.storeLocked(h, e, exp, ref, oldExp, c.seed)
 	s.mu.Unlock()
 
 	c.noteExpiry(exp)
@@ -456,6 +455,20 @@ func checkID(f jsonscan.Fields, out []byte) (string, string) {
 	return id, ""
 }
 
+// storeLocked files e, which expires at exp, under the hash h of its id.
+// ref is the table slot of the id's current entry, which expires at oldExp,
+// from lookup; or nil when the id is new. s.mu must be held for writing.
+func (s *shard) storeLocked(h uint64, e *entry, exp int64, ref **entry, oldExp int64, seed maphash.Seed) {
+	if ref != nil {
+		s.unindexLocked(*ref, oldExp)
+		*ref = e // the same id: replaced in place, no second probe
+	} else {
+		s.docs.put(h, e, seed)
+		s.size.Store(int32(s.docs.len()))
+	}
+	s.indexLocked(e, exp)
+}
+
 // indexLocked adds e, which expires at exp, to the shard's expiry index.
 // s.mu must be held for writing.
 func (s *shard) indexLocked(e *entry, exp int64) {
@@ -552,18 +565,18 @@ func (c *Collection) Touch(id string) (Document, error) {
 	etag := c.etagSeq.Add(1)
 	s, h := c.shardFor(id)
 	s.mu.Lock()
-	old := s.docs.get(h, id)
-	ok := old != nil
+	ref := s.docs.lookup(h, id)
 	now := c.now()
 	def := c.def.Load()
 	var oldExp int64
-	if ok {
-		oldExp = old.expiry(def)
+	if ref != nil {
+		oldExp = (*ref).expiry(def)
 	}
-	if !ok || isExpired(oldExp, now) {
+	if ref == nil || isExpired(oldExp, now) {
 		s.mu.Unlock()
 		return Document{}, newError("touch", id, ErrNotFound)
 	}
+	old := *ref
 	// A new entry with the same JSON: Documents already returned keep
 	// the old _ts and _etag.
 	size := old.size()
@@ -573,10 +586,7 @@ func (c *Collection) Touch(id string) (Document, error) {
 	e.ts = now
 	e.etag = etag
 	exp := expiryAt(now, effectiveTTL(def, e.ttl))
-	s.unindexLocked(old, oldExp)
-	s.docs.put(h, e, c.seed)
-	s.size.Store(int32(s.docs.len()))
-	s.indexLocked(e, exp)
+	s.storeLocked(h, e, exp, ref, oldExp, c.seed)
 	s.mu.Unlock()
 	c.noteExpiry(exp)
 	return Document{e: e, exp: exp}, nil

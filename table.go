@@ -71,10 +71,21 @@ func (t *table) len() int { return t.n }
 
 // get returns the entry with the given id, whose hash is h, or nil.
 func (t *table) get(h uint64, id string) *entry {
-	if t.depth == 0 {
-		return t.root.get(h, id)
+	if ref := t.lookup(h, id); ref != nil {
+		return *ref
 	}
-	return t.dir[dirIndex(h, t.depth)].get(h, id)
+	return nil
+}
+
+// lookup returns the slot holding the entry with the given id, whose hash
+// is h, or nil. Storing another entry with the same id through it replaces
+// the entry without a second probe; it is valid until the table is next
+// changed.
+func (t *table) lookup(h uint64, id string) **entry {
+	if t.depth == 0 {
+		return t.root.lookup(h, id)
+	}
+	return t.dir[dirIndex(h, t.depth)].lookup(h, id)
 }
 
 // put stores e, whose id hashes to h, and returns the entry it replaced
@@ -190,8 +201,8 @@ func setCtrl(g *group, i int, c uint64) {
 	g.ctrl = g.ctrl&^(0xFF<<shift) | c<<shift
 }
 
-// get returns the entry with the given id, whose hash is h, or nil.
-func (t *subtable) get(h uint64, id string) *entry {
+// lookup is table.lookup within one subtable.
+func (t *subtable) lookup(h uint64, id string) **entry {
 	if t.groups == nil {
 		return nil
 	}
@@ -200,8 +211,9 @@ func (t *subtable) get(h uint64, id string) *entry {
 	for step := uint64(1); ; step++ {
 		grp := &t.groups[g]
 		for m := matchH2(grp.ctrl, tag); m != 0; m &= m - 1 {
-			if e := grp.slots[firstSlot(m)]; e != nil && e.id() == id {
-				return e
+			ref := &grp.slots[firstSlot(m)]
+			if e := *ref; e != nil && e.id() == id {
+				return ref
 			}
 		}
 		if matchEmpty(grp.ctrl) != 0 {
@@ -421,7 +433,7 @@ func (t *subtable) check(seed maphash.Seed, each func(*entry) error) error {
 				if uint64(c) != h2(h) {
 					return fmt.Errorf("table: %q has tag %#x, want %#x", e.id(), c, h2(h))
 				}
-				if t.get(h, e.id()) != e {
+				if ref := t.lookup(h, e.id()); ref == nil || *ref != e {
 					return fmt.Errorf("table: %q is not found under its own id", e.id())
 				}
 				if err := each(e); err != nil {
