@@ -380,11 +380,10 @@ func (c *Collection) prepare(op string, doc any) (*entry, error) {
 		copy(data[len(out):], id)
 	}
 	*e = entry{
-		ttl:     ttl,
-		n:       uint32(len(out)),
-		stampAt: uint32(f.StampAt),
-		idOff:   uint32(idOff),
-		idLen:   uint32(len(id)),
+		ttl:   ttl,
+		n:     uint32(len(out)),
+		idOff: uint32(idOff),
+		idLen: uint32(len(id)),
 	}
 	return e, nil
 }

@@ -22,14 +22,13 @@ const etagLen = 16
 // holding the entry changes, under its lock: a write makes a new entry
 // rather than changing one, so a Document can share it without copying.
 type entry struct {
-	ts      int64  // _ts, whole Unix seconds
-	etag    uint64 // _etag, written as 16 lowercase hex digits
-	ttl     int32  // the document's own top-level ttl; 0 when it has none
-	pos     int32  // the entry's place in its expiry bucket (see expiryIndex)
-	n       uint32 // length of the stored JSON, which ends in '}'
-	stampAt uint32 // offset in the JSON of that '}', where the stamp goes
-	idOff   uint32 // offset of the id's bytes from the start of the JSON
-	idLen   uint32 // length of the id
+	ts    int64  // _ts, whole Unix seconds
+	etag  uint64 // _etag, written as 16 lowercase hex digits
+	ttl   int32  // the document's own top-level ttl; 0 when it has none
+	pos   int32  // the entry's place in its expiry bucket (see expiryIndex)
+	n     uint32 // length of the stored JSON, which ends in the '}' before which the stamp goes
+	idOff uint32 // offset of the id's bytes from the start of the JSON
+	idLen uint32 // length of the id
 }
 
 // entrySize is the size of the header before an entry's JSON.
@@ -84,10 +83,14 @@ func (e *entry) etagIs(s string) bool {
 	return string(d[:]) == s
 }
 
+// stampAt is the offset in the stored JSON of its final '}', where the
+// stamp goes; past 1 (the '{') when the object has members.
+func (e *entry) stampAt() int { return int(e.n) - 1 }
+
 // jsonLen is the length of the document's JSON with its stamp.
 func (e *entry) jsonLen() int {
-	n := int(e.stampAt) + len(`"_ts":`) + decimalLen(e.ts) + len(`,"_etag":"`) + etagLen + len(`"}`)
-	if e.stampAt > 1 {
+	n := e.stampAt() + len(`"_ts":`) + decimalLen(e.ts) + len(`,"_etag":"`) + etagLen + len(`"}`)
+	if e.stampAt() > 1 {
 		n++ // the comma before the stamp
 	}
 	return n
@@ -96,9 +99,9 @@ func (e *entry) jsonLen() int {
 // appendJSON appends the document's JSON with its stamp: the stored JSON up
 // to the final '}', then `,"_ts":<ts>,"_etag":"<etag>"}`.
 func (e *entry) appendJSON(dst []byte) []byte {
-	dst = append(dst, e.raw()[:e.stampAt]...)
+	dst = append(dst, e.raw()[:e.stampAt()]...)
 	d := e.etagText()
-	return jsonscan.AppendStamp(dst, e.ts, unsafe.String(&d[0], etagLen), e.stampAt > 1)
+	return jsonscan.AppendStamp(dst, e.ts, unsafe.String(&d[0], etagLen), e.stampAt() > 1)
 }
 
 // decimalLen is the number of characters strconv.FormatInt(v, 10) returns.

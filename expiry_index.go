@@ -27,7 +27,6 @@ type expiryIndex struct {
 	tree  *btree.BTreeG[*bucket]
 	never bucket  // the entries that cannot expire; exp is neverExpires
 	last  *bucket // the bucket in tree last inserted into, nil if it was removed
-	n     int     // entries in all buckets
 	probe bucket  // a key for lookups by writers, so that they do not allocate
 }
 
@@ -76,7 +75,6 @@ func (x *expiryIndex) insert(e *entry, exp int64) {
 	}
 	e.pos = int32(len(b.items))
 	b.items = append(b.items, e)
-	x.n++
 }
 
 // remove deletes e from the bucket for exp, which must be the expiry it was
@@ -89,7 +87,6 @@ func (x *expiryIndex) remove(e *entry, exp int64) {
 	moved.pos = e.pos
 	b.items[last] = nil
 	b.items = b.items[:last]
-	x.n--
 	if last == 0 && b != &x.never {
 		x.drop(b)
 	}
@@ -102,9 +99,6 @@ func (x *expiryIndex) drop(b *bucket) {
 		x.last = nil
 	}
 }
-
-// len is the number of entries.
-func (x *expiryIndex) len() int { return x.n }
 
 // min returns the earliest expiry second, or neverExpires when nothing can
 // expire.
@@ -130,7 +124,6 @@ func (x *expiryIndex) popExpired(now int64, max int, out []slot) []slot {
 		}
 		clear(b.items[rest:])
 		b.items = b.items[:rest]
-		x.n -= k
 		max -= k
 		if rest == 0 {
 			x.drop(b)
@@ -173,7 +166,6 @@ func (x *expiryIndex) rebuild(entries []*entry, exp func(*entry) int64) {
 	x.last = nil
 	clear(x.never.items)
 	x.never.items = x.never.items[:0]
-	x.n = 0
 	for _, e := range entries {
 		x.insert(e, exp(e))
 	}

@@ -14,7 +14,7 @@ func testEntry(id string) *entry {
 	src := `{"id":"` + id + `"}`
 	e, data := newEntry(len(src))
 	copy(data, src)
-	*e = entry{n: uint32(len(src)), stampAt: uint32(len(src) - 1), idOff: 7, idLen: uint32(len(id))}
+	*e = entry{n: uint32(len(src)), idOff: 7, idLen: uint32(len(id))}
 	return e
 }
 
