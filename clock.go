@@ -55,3 +55,117 @@ func (m *monoClock) unixSeconds() int64 {
 	}
 	return s
 }
+
+// The background sweeper waits for a time on the collection's clock through
+// a waiter, chosen at New by the kind of clock:
+//
+//   - A clock that runs by itself (the default clock, clock.New(), or the
+//     real clock inside a testing/synctest bubble) gets timerWaiter: one
+//     timer of that clock per wait, so the goroutine sleeps until the time
+//     comes and costs nothing meanwhile.
+//   - A clock that moves only when a test moves it (a *clock.Mock, or any
+//     clock with its Add and Set methods) gets pollWaiter, which sets none
+//     of the clock's timers. clock.Mock.Add fires due timers one at a time,
+//     setting its time to each one's deadline and sleeping 1 ms of real
+//     time after each; a sweeper that re-armed a mock timer for every
+//     expiry second a jump crossed made one Add cost a millisecond per
+//     second crossed (a month over expiries spread across a day: 95 s).
+//     Instead pollWaiter looks at the mock's time every few milliseconds of
+//     real time while something can expire, so an Add of any length costs
+//     what the mock itself costs, and the sweeper catches up with the
+//     whole jump in one sweep right after it.
+
+// waitResult says why a wait ended.
+type waitResult uint8
+
+const (
+	waitDue   waitResult = iota // the clock reached the time waited for
+	waitWoken                   // the wake channel was ready: look again
+	waitDone                    // the done channel was closed: stop
+)
+
+// waiter is how the background sweeper waits until a time on the clock. Only
+// the sweeper's goroutine uses it.
+type waiter interface {
+	// waitUntil returns waitDue once the clock reads at or later, or
+	// waitWoken or waitDone as soon as wake or done is ready.
+	waitUntil(at time.Time, wake, done <-chan struct{}) waitResult
+}
+
+// manualClock is a clock that moves only when told to, like *clock.Mock.
+type manualClock interface {
+	Clock
+	Add(time.Duration)
+	Set(time.Time)
+}
+
+// newWaiter returns the waiter for clk; see above.
+func newWaiter(clk Clock) waiter {
+	if _, ok := clk.(manualClock); ok {
+		return &pollWaiter{clock: clk}
+	}
+	return timerWaiter{clock: clk}
+}
+
+// timerWaiter waits on one timer of its clock.
+type timerWaiter struct{ clock Clock }
+
+func (w timerWaiter) waitUntil(at time.Time, wake, done <-chan struct{}) waitResult {
+	d := w.clock.Until(at)
+	if d <= 0 {
+		return waitDue
+	}
+	t := w.clock.Timer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return waitDone
+	case <-wake:
+		return waitWoken
+	case <-t.C:
+		return waitDue
+	}
+}
+
+// Poll delays of pollWaiter, in real time: pollMin right after the clock
+// moved, doubling up to pollMax while it stands still.
+const (
+	pollMin = time.Millisecond
+	pollMax = 16 * time.Millisecond
+)
+
+// pollWaiter waits for a manually moved clock by reading it on a real-time
+// timer. It reads the real clock; this file is the only place that may.
+type pollWaiter struct {
+	clock Clock
+	timer *time.Timer // real time; nil until the first wait
+}
+
+func (w *pollWaiter) waitUntil(at time.Time, wake, done <-chan struct{}) waitResult {
+	now := w.clock.Now()
+	delay := pollMin
+	for now.Before(at) {
+		if w.timer == nil {
+			w.timer = time.NewTimer(delay)
+		} else {
+			w.timer.Reset(delay)
+		}
+		select {
+		case <-done:
+			w.timer.Stop()
+			return waitDone
+		case <-wake:
+			w.timer.Stop()
+			return waitWoken
+		case <-w.timer.C:
+		}
+		prev := now
+		now = w.clock.Now()
+		if now.Equal(prev) {
+			delay = min(2*delay, pollMax)
+		} else {
+			delay = pollMin
+		}
+	}
+	return waitDue
+}

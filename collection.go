@@ -59,10 +59,14 @@ type Options struct {
 	DefaultTTL *int32
 
 	// Clock is the source of time. Tests pass a *clock.Mock and move time
-	// with Add. nil means the wall clock as read at New, advanced from then
-	// on by the monotonic clock (as time.Since measures), so that a step of
-	// the system clock can neither bring expired documents back nor expire
-	// live ones early.
+	// with Add; the background sweeper then sets no timers on it, but reads
+	// it every few milliseconds of real time while something can expire,
+	// so a jump of any length costs one sweep (see the package
+	// documentation). nil means the wall clock as read at New, advanced
+	// from then on by the monotonic clock (as time.Since measures), so that
+	// a step of the system clock can neither bring expired documents back
+	// nor expire live ones early; inside a testing/synctest bubble it is
+	// the bubble's virtual clock.
 	Clock Clock
 
 	// SweepInterval is the shortest time between two background sweeps, so
@@ -128,6 +132,7 @@ type shard struct {
 type Collection struct {
 	clock    Clock
 	mono     *monoClock    // the clock, when it is the default one: read without an interface call
+	waiter   waiter        // how the background sweeper waits on clock
 	interval time.Duration // > 0 with a background sweeper, < 0 without
 	batch    int
 	maxSize  int
@@ -193,6 +198,7 @@ func New(opts Options) (*Collection, error) {
 		c.mono = newMonoClock()
 		c.clock = c.mono
 	}
+	c.waiter = newWaiter(c.clock)
 	if c.interval == 0 {
 		c.interval = DefaultSweepInterval
 	}

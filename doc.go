@@ -93,10 +93,14 @@
 //
 // All time comes from Options.Clock, so a test can
 // pass clock.NewMock() from github.com/benbjohnson/clock and move time with
-// Add: a month passes in microseconds, and reads see exactly what the
-// service would show. When Options.Clock is nil, the time is the wall clock
-// as read at New, advanced by the monotonic clock: a step of the system
-// clock can neither bring expired documents back nor expire live ones early.
+// Add: a month passes in about a millisecond, whatever the documents, and
+// reads see exactly what the service would show. When Options.Clock is nil,
+// the time is the wall clock as read at New, advanced by the monotonic
+// clock: a step of the system clock can neither bring expired documents
+// back nor expire live ones early. That default clock also works inside a
+// testing/synctest bubble (Go 1.25 or later) when the Collection is created
+// there: time is then virtual, and a month passes as fast as the sweeper
+// can follow it.
 //
 // Expired documents are invisible at once; a background sweeper removes
 // them from memory later. It keeps every document in a bucket per expiry
@@ -108,6 +112,15 @@
 // lock is released. Sweep runs one sweep on the caller's goroutine: tests
 // move the mock clock, then call Sweep, and need never sleep. With
 // SweepInterval set to ManualSweep no background goroutine runs at all.
+//
+// On a clock that only moves when told to (a *clock.Mock, or any Clock with
+// its Add and Set methods) the sweeper sets none of that clock's timers:
+// clock.Mock.Add fires due timers one by one with a 1 ms sleep after each,
+// which would make a jump cost a millisecond per expiry second it crosses.
+// Instead the sweeper reads the clock every 1 to 16 ms of real time while
+// something can expire, and sweeps everything a jump expired in one sweep.
+// A test that wants to see the background sweeper's work waits on
+// OnExpire; one that wants it done at a known point calls Sweep.
 //
 // # Concurrency
 //

@@ -26,13 +26,14 @@ func newMock() *clock.Mock {
 	return m
 }
 
-// newCollection returns a collection on a new mock clock. Unless opts says
+// newCollection returns a collection on a new mock clock (or on opts.Clock,
+// when set; the returned mock is then nil unless it is a *clock.Mock). Unless opts says
 // otherwise, it has no background sweeper, so tests decide when to Sweep.
 // Cleanup checks the invariants and closes it.
 func newCollection(t testing.TB, opts ttlstore.Options) (*ttlstore.Collection, *clock.Mock) {
 	t.Helper()
 	m, _ := opts.Clock.(*clock.Mock)
-	if m == nil {
+	if opts.Clock == nil {
 		m = newMock()
 		opts.Clock = m
 	}

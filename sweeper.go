@@ -10,10 +10,12 @@ import (
 // depends on it: every read checks expiry itself (R9). It only hands memory
 // back.
 //
-// It sleeps on one timer set for the earliest expiry it knows of, but no
-// sooner than SweepInterval after its last sweep, and sets none while
-// nothing can expire. So moving a mock clock by a month fires at most a few
-// timers, never one per interval.
+// It waits (see waiter in clock.go) until the earliest expiry it knows of,
+// but no sooner than SweepInterval after its last sweep was due, and waits
+// for nothing while nothing can expire. A sweep removes everything expired
+// by the time it runs, however many seconds that spans. So on a clock that
+// runs by itself it wakes at most once per SweepInterval, and a jump of a
+// mock clock, however long, costs one sweep.
 
 // runSweeper is the background sweeper's goroutine, started by New and
 // stopped by Close.
@@ -43,26 +45,11 @@ func (c *Collection) runSweeper() {
 		}
 		at, armed := wakeAt(next, last, c.interval)
 		c.armed.Store(armed)
-		// Sweep at once when at has come. Never set a timer for a time
-		// already past: clock.Mock fires such a timer by setting its time
-		// back to the timer's.
-		if d := c.clock.Until(at); d > 0 {
-			t := c.clock.Timer(d)
-			// A mock clock may have jumped past at between Until and
-			// Timer, which set the timer a whole jump too late: look again.
-			if c.clock.Now().Before(at) {
-				select {
-				case <-c.done:
-					t.Stop()
-					return
-				case <-c.wake:
-					t.Stop()
-					continue
-				case <-t.C:
-				}
-			} else {
-				t.Stop()
-			}
+		switch c.waiter.waitUntil(at, c.wake, c.done) {
+		case waitDone:
+			return
+		case waitWoken:
+			continue
 		}
 		last = at
 		c.sweep(c.done)

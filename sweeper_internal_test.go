@@ -3,6 +3,7 @@ package ttlstore
 import (
 	"fmt"
 	"math"
+	"sync"
 	"testing"
 	"time"
 
@@ -142,4 +143,122 @@ func TestMonoClock(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	assert.NotNil(t, c.mono, "the nil Clock is the monotonic wall clock")
+}
+
+// virtualClock is a clock that runs by itself but takes no real time: as a
+// waiter, it jumps to the time waited for at once, the way a real clock's
+// timer would fire on time, without clock.Mock's 1 ms sleep per timer. It
+// stops at end: a wait for a later time blocks until done.
+type virtualClock struct {
+	clock.Clock // unused: a Collection on it reads only Now
+	end         time.Time
+	mu          sync.Mutex
+	now         time.Time
+	waits       int // waits that reached their time
+}
+
+func (v *virtualClock) Now() time.Time {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.now
+}
+
+func (v *virtualClock) waitUntil(at time.Time, wake, done <-chan struct{}) waitResult {
+	select {
+	case <-done:
+		return waitDone
+	case <-wake:
+		return waitWoken
+	default:
+	}
+	if at.After(v.end) {
+		<-done
+		return waitDone
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if at.After(v.now) {
+		v.now = at
+	}
+	v.waits++
+	return waitDue
+}
+
+// TestSweeperLatenessOnARunningClock shows that on a clock that runs by
+// itself (the timer path) expired documents are removed within
+// SweepInterval of their expiry, and that the sweeper wakes at most once
+// per SweepInterval: expiries spread over every second of an hour, swept
+// with intervals of 1 s and 7 s on a virtual clock.
+func TestSweeperLatenessOnARunningClock(t *testing.T) {
+	for _, interval := range []time.Duration{time.Second, 7 * time.Second} {
+		t.Run(interval.String(), func(t *testing.T) {
+			const n, span = 5000, 3600
+			v := &virtualClock{now: time.Unix(1_700_000_000, 0), end: time.Unix(1_700_000_000+span+60, 0)}
+			var mu sync.Mutex
+			late := map[string]int64{} // id -> seconds between expiry and removal
+			all := make(chan struct{})
+			c, err := New(Options{Clock: v, SweepInterval: ManualSweep, DefaultTTL: TTL(Never),
+				OnExpire: func(d Document) {
+					exp, _ := d.ExpiresAt()
+					mu.Lock()
+					defer mu.Unlock()
+					late[d.ID()] = v.Now().Unix() - exp.Unix()
+					if len(late) == n {
+						close(all)
+					}
+				}})
+			require.NoError(t, err)
+			for i := range n {
+				_, err := c.Upsert([]byte(fmt.Sprintf(`{"id":"d%d","ttl":%d}`, i, 1+i%span)))
+				require.NoError(t, err)
+			}
+			// Start the background sweeper by hand, on the virtual clock.
+			c.interval, c.waiter, c.stopped = interval, v, make(chan struct{})
+			go c.runSweeper()
+			select {
+			case <-all:
+			case <-time.After(20 * time.Second): // a guard against a hang
+				t.Fatalf("swept %d of %d", c.Stats().Swept, n)
+			}
+			require.NoError(t, c.Close())
+			worst := int64(0)
+			for id, s := range late {
+				require.GreaterOrEqual(t, s, int64(0), "%s was removed before it expired", id)
+				worst = max(worst, s)
+			}
+			assert.LessOrEqual(t, worst, int64(interval/time.Second), "removed later than SweepInterval after expiry")
+			assert.LessOrEqual(t, v.waits, span/int(interval/time.Second)+2, "woke more than once per SweepInterval")
+			t.Logf("interval %v: %d sweeps over %d s, latest removal %d s after expiry", interval, v.waits, span, worst)
+		})
+	}
+}
+
+// TestPollWaiter: a wait on a manually moved clock ends when the clock is
+// moved to the time (by any number of steps), or at once on wake or done,
+// and never sets a timer on the clock.
+func TestPollWaiter(t *testing.T) {
+	clk := clock.NewMock()
+	w := newWaiter(clk)
+	require.IsType(t, &pollWaiter{}, w, "a *clock.Mock gets the poll waiter")
+	require.IsType(t, timerWaiter{}, newWaiter(clock.New()), "a running clock gets the timer waiter")
+
+	never := make(chan struct{})
+	at := clk.Now().Add(time.Hour)
+	assert.Equal(t, waitDue, w.waitUntil(clk.Now(), never, never), "a time already reached")
+
+	ready := make(chan struct{})
+	close(ready)
+	assert.Equal(t, waitWoken, w.waitUntil(at, ready, never))
+	assert.Equal(t, waitDone, w.waitUntil(at, never, ready))
+
+	got := make(chan waitResult)
+	go func() { got <- w.waitUntil(at, never, never) }()
+	clk.Add(59 * time.Minute)
+	select {
+	case r := <-got:
+		t.Fatalf("the wait ended (%v) before its time", r)
+	default:
+	}
+	clk.Add(time.Minute)
+	assert.Equal(t, waitDue, <-got)
 }
