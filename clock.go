@@ -169,3 +169,20 @@ func (w *pollWaiter) waitUntil(at time.Time, wake, done <-chan struct{}) waitRes
 	}
 	return waitDue
 }
+
+// The durable mode's timing (when SyncEverySecond syncs, how long writers
+// let a sync lag) is about the disk, not about documents, so it runs on the
+// real clock even when Options.Clock is a mock; inside a testing/synctest
+// bubble the real clock is the bubble's. These are its only readings of it,
+// and the log arms a timer only while it holds unsynced records, so a jump
+// of virtual time fires none.
+
+// realNow is the real clock's time.
+func realNow() time.Time { return time.Now() }
+
+// newRealTimer returns a stopped timer of the real clock.
+func newRealTimer() *time.Timer {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return t
+}

@@ -95,6 +95,12 @@ type Options struct {
 	// except Close from the background sweeper's goroutine, which would wait
 	// for itself. Explicit deletes are not reported.
 	OnExpire func(Document)
+
+	// Sync is a durable collection's policy for syncing its log: the zero
+	// value, SyncAlways, returns from a write only once it would survive a
+	// power loss. See SyncPolicy for what the others may lose. New ignores
+	// it.
+	Sync SyncPolicy
 }
 
 // numShards is how many independently locked parts the documents are split
@@ -153,6 +159,9 @@ type Collection struct {
 	etagSeq atomic.Uint64 // the last _etag issued
 	swept   atomic.Uint64 // documents removed because they expired
 
+	// d is the durable mode's state; nil for a collection made by New.
+	d *durable
+
 	closed    atomic.Bool
 	closeOnce sync.Once
 	done      chan struct{} // closed by Close: the sweeper must stop
@@ -170,18 +179,32 @@ type Collection struct {
 // sweeper. It returns an error matching ErrInvalidTTL for a bad DefaultTTL
 // and ErrInvalidOptions for other fields out of range.
 func New(opts Options) (*Collection, error) {
-	def, err := checkDefaultTTL("new", opts.DefaultTTL)
+	c, def, err := newCollection("new", opts)
 	if err != nil {
 		return nil, err
 	}
+	c.def.Store(def)
+	c.start()
+	return c, nil
+}
+
+// newCollection checks opts and returns an empty Collection with TTL off
+// and no goroutine started, and the DefaultTTL opts asks for.
+func newCollection(op string, opts Options) (*Collection, int32, error) {
+	def, err := checkDefaultTTL(op, opts.DefaultTTL)
+	if err != nil {
+		return nil, 0, err
+	}
 	switch {
 	case opts.SweepBatch < 0:
-		return nil, newErrorDetail("new", "", ErrInvalidOptions, "SweepBatch "+strconv.Itoa(opts.SweepBatch)+" is negative")
+		return nil, 0, newErrorDetail(op, "", ErrInvalidOptions, "SweepBatch "+strconv.Itoa(opts.SweepBatch)+" is negative")
 	case opts.MaxDocumentSize < 0:
-		return nil, newErrorDetail("new", "", ErrInvalidOptions, "MaxDocumentSize "+strconv.Itoa(opts.MaxDocumentSize)+" is negative")
+		return nil, 0, newErrorDetail(op, "", ErrInvalidOptions, "MaxDocumentSize "+strconv.Itoa(opts.MaxDocumentSize)+" is negative")
 	case opts.MaxDocumentSize > math.MaxInt32:
 		// An entry keeps lengths and offsets in 32 bits.
-		return nil, newErrorDetail("new", "", ErrInvalidOptions, "MaxDocumentSize "+strconv.Itoa(opts.MaxDocumentSize)+" is more than 2147483647")
+		return nil, 0, newErrorDetail(op, "", ErrInvalidOptions, "MaxDocumentSize "+strconv.Itoa(opts.MaxDocumentSize)+" is more than 2147483647")
+	case opts.Sync > SyncNever:
+		return nil, 0, newErrorDetail(op, "", ErrInvalidOptions, "Sync "+opts.Sync.String()+" is not a SyncPolicy")
 	}
 	c := &Collection{
 		clock:    opts.Clock,
@@ -208,22 +231,27 @@ func New(opts Options) (*Collection, error) {
 	if c.maxSize == 0 {
 		c.maxSize = DefaultMaxDocumentSize
 	}
-	c.def.Store(def)
 	// Start the _etag sequence at a random point, so that _etags from
-	// different collections (or runs) do not look alike.
-	c.etagSeq.Store(rand.Uint64())
+	// different collections (or runs) do not look alike. Below 2^62, so
+	// that it never wraps and a durable collection can resume after the
+	// largest one it finds.
+	c.etagSeq.Store(rand.Uint64() >> 2)
 	c.armed.Store(neverExpires)
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.index = newExpiryIndex()
 		s.minExp.Store(neverExpires)
 	}
+	return c, def, nil
+}
+
+// start starts the background sweeper, unless there is to be none.
+func (c *Collection) start() {
 	if c.interval > 0 {
 		go c.runSweeper()
 	} else {
 		close(c.stopped)
 	}
-	return c, nil
 }
 
 // now is the clock's current whole Unix second.
@@ -335,6 +363,15 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 	}
 	e.ts = now
 	exp := expiryAt(now, effectiveTTL(def, e.ttl))
+	var lsn uint64
+	if c.d != nil {
+		// Logged before it is applied: a write the log refuses (a full
+		// disk, a failed disk) changes nothing.
+		if lsn, err = c.d.log.appendPut(e); err != nil {
+			s.mu.Unlock()
+			return Document{}, err
+		}
+	}
 	s.storeLocked(h, e, exp, ref, oldExp, c.seed)
 	s.mu.Unlock()
 
@@ -342,6 +379,9 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 	if had && !oldLive {
 		c.swept.Add(1)
 		c.report([]slot{{e: old, exp: oldExp}})
+	}
+	if err := c.synced(lsn); err != nil {
+		return Document{}, err
 	}
 	return Document{e: e, exp: exp}, nil
 }
@@ -552,11 +592,25 @@ func (c *Collection) remove(op, id, ifMatch string, checkMatch bool) error {
 		s.mu.Unlock()
 		return newErrorDetail(op, id, ErrPreconditionFailed, "If-Match "+strconv.Quote(ifMatch)+", _etag "+strconv.Quote(string(t[:])))
 	}
+	var lsn uint64
+	if c.d != nil {
+		var err error
+		if lsn, err = c.d.log.appendDelete(id); err != nil {
+			s.mu.Unlock()
+			return err
+		}
+	}
+	s.deleteLocked(h, e, exp)
+	s.mu.Unlock()
+	return c.synced(lsn)
+}
+
+// deleteLocked removes e, filed under the hash h of its id and expiring at
+// exp, from the shard. s.mu must be held for writing.
+func (s *shard) deleteLocked(h uint64, e *entry, exp int64) {
 	s.docs.remove(h, e)
 	s.size.Store(int32(s.docs.len()))
 	s.unindexLocked(e, exp)
-	s.mu.Unlock()
-	return nil
 }
 
 // Touch rewrites the live document with the given id unchanged but for a new
@@ -591,9 +645,20 @@ func (c *Collection) Touch(id string) (Document, error) {
 	e.ts = now
 	e.etag = etag
 	exp := expiryAt(now, effectiveTTL(def, e.ttl))
+	var lsn uint64
+	if c.d != nil {
+		var err error
+		if lsn, err = c.d.log.appendPut(e); err != nil {
+			s.mu.Unlock()
+			return Document{}, err
+		}
+	}
 	s.storeLocked(h, e, exp, ref, oldExp, c.seed)
 	s.mu.Unlock()
 	c.noteExpiry(exp)
+	if err := c.synced(lsn); err != nil {
+		return Document{}, err
+	}
 	return Document{e: e, exp: exp}, nil
 }
 
@@ -618,6 +683,10 @@ type Stats struct {
 	// New (by sweeps, SetDefaultTTL's purge, and writes that reused their
 	// ids). Explicit deletes are not counted.
 	Swept uint64
+	// TornBytes is, for a durable collection, the size of the torn record
+	// Open cut from the end of its log: a write a crash interrupted, which
+	// no caller had been told had succeeded. 0 otherwise.
+	TornBytes int64
 }
 
 // Stats returns the collection's counts. It costs O(shards + expired
@@ -643,6 +712,9 @@ func (c *Collection) Stats() Stats {
 		s.mu.RUnlock()
 	}
 	st.Swept = c.swept.Load()
+	if c.d != nil {
+		st.TornBytes = c.d.torn
+	}
 	return st
 }
 
@@ -739,56 +811,103 @@ func (c *Collection) SetDefaultTTL(ttl *int32) error {
 	if c.closed.Load() {
 		return newError("set DefaultTTL", "", ErrClosed)
 	}
-	c.policyMu.Lock()
-	for i := range c.shards {
-		c.shards[i].mu.Lock()
-	}
+	c.lockAll()
 	var purged []slot
+	var lsn uint64
 	if old := c.def.Load(); def != old {
 		now := c.now()
-		var keep []*entry
-		for i := range c.shards {
-			s := &c.shards[i]
-			keep = keep[:0]
-			s.index.ascend(func(b *bucket) bool {
-				if !isExpired(b.exp, now) {
-					keep = append(keep, b.items...)
-					return true
-				}
-				for _, e := range b.items {
-					s.docs.remove(maphash.String(c.seed, e.id()), e)
-					purged = append(purged, slot{e: e, exp: b.exp})
-				}
-				return true
-			})
-			s.index.rebuild(keep, func(e *entry) int64 { return e.expiry(def) })
-			s.minExp.Store(s.index.min())
-			s.size.Store(int32(s.docs.len()))
+		if c.d != nil {
+			if lsn, err = c.d.log.appendDefault(old, def, now); err != nil {
+				c.unlockAll()
+				return err
+			}
 		}
-		clear(keep)
-		c.def.Store(def)
+		purged = c.redefineLocked(old, def, now)
 	}
-	for i := range c.shards {
-		c.shards[i].mu.Unlock()
-	}
-	c.policyMu.Unlock()
+	c.unlockAll()
 
 	c.swept.Add(uint64(len(purged)))
 	c.wakeSweeper()
 	c.report(purged)
-	return nil
+	return c.synced(lsn)
+}
+
+// lockAll takes policyMu and every shard's lock, for writing.
+func (c *Collection) lockAll() {
+	c.policyMu.Lock()
+	for i := range c.shards {
+		c.shards[i].mu.Lock()
+	}
+}
+
+// unlockAll releases what lockAll took.
+func (c *Collection) unlockAll() {
+	for i := range c.shards {
+		c.shards[i].mu.Unlock()
+	}
+	c.policyMu.Unlock()
+}
+
+// redefineLocked removes the documents expired at second now under the
+// DefaultTTL purgeDef (R13) and files the rest under def, which becomes the
+// DefaultTTL. It returns what it removed. SetDefaultTTL passes the current
+// DefaultTTL as purgeDef; replaying a log passes the one the record names,
+// which a snapshot taken after the change may already have replaced. Every
+// lock must be held (lockAll).
+func (c *Collection) redefineLocked(purgeDef, def int32, now int64) []slot {
+	cur := c.def.Load()
+	var purged []slot
+	var keep []*entry
+	for i := range c.shards {
+		s := &c.shards[i]
+		keep = keep[:0]
+		s.index.ascend(func(b *bucket) bool {
+			if purgeDef == cur && !isExpired(b.exp, now) {
+				keep = append(keep, b.items...)
+				return true
+			}
+			for _, e := range b.items {
+				exp := b.exp
+				if purgeDef != cur {
+					exp = e.expiry(purgeDef)
+				}
+				if !isExpired(exp, now) {
+					keep = append(keep, e)
+					continue
+				}
+				s.docs.remove(maphash.String(c.seed, e.id()), e)
+				purged = append(purged, slot{e: e, exp: exp})
+			}
+			return true
+		})
+		s.index.rebuild(keep, func(e *entry) int64 { return e.expiry(def) })
+		s.minExp.Store(s.index.min())
+		s.size.Store(int32(s.docs.len()))
+	}
+	clear(keep)
+	c.def.Store(def)
+	return purged
 }
 
 // Close stops the background sweeper and waits for it to finish the batch
-// and the OnExpire calls it is in. After Close, writes, Read, Delete, Touch
-// and SetDefaultTTL return ErrClosed; Len, Stats, All, Query and Sweep keep
-// working on the contents as they stand, and expiry still applies to them.
-// Close is idempotent and always returns nil.
+// and the OnExpire calls it is in. After Close, writes, Read, Delete, Touch,
+// SetDefaultTTL and Compact return ErrClosed; Len, Stats, All, Query and
+// Sweep keep working on the contents as they stand, and expiry still
+// applies to them.
+//
+// For a durable collection, Close also waits for a compaction under way,
+// syncs whatever the log holds unsynced, closes it and releases the
+// directory; it returns the first I/O error the log met (ErrIO), if any.
+// Close is idempotent: later calls return nil.
 func (c *Collection) Close() error {
+	var err error
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
 		close(c.done)
 		<-c.stopped
+		if c.d != nil {
+			err = c.d.close()
+		}
 	})
-	return nil
+	return err
 }

@@ -38,7 +38,37 @@ var (
 
 	// ErrClosed is returned by calls made after Close.
 	ErrClosed = errors.New("collection closed")
+
+	// ErrCorrupt is returned by Open when a file of the collection's
+	// directory is damaged; the message names the file and the byte
+	// offset. Open then changes nothing on disk.
+	ErrCorrupt = errors.New("corrupt file")
+
+	// ErrLocked is returned by Open when another Collection, in this
+	// process or another, has the directory open.
+	ErrLocked = errors.New("directory locked by another collection")
+
+	// ErrIO is returned when a durable collection could not write or sync
+	// its log. The error also wraps the operating system's error (match
+	// syscall.ENOSPC for a full disk). A write that returns it was not
+	// acknowledged; after it every write of the collection fails with
+	// ErrIO (a failed fsync is never retried), while reads go on from
+	// memory, and Close returns the first such error.
+	ErrIO = errors.New("i/o failure")
 )
+
+// ioError is an I/O failure of a durable collection: it matches ErrIO and
+// the underlying error both.
+type ioError struct {
+	op  string // what failed: "write log", "sync log", ...
+	err error  // the file system's error
+}
+
+func (e *ioError) Error() string {
+	return "ttlstore: " + e.op + ": " + e.err.Error() + ": " + ErrIO.Error()
+}
+
+func (e *ioError) Unwrap() []error { return []error{ErrIO, e.err} }
 
 // opError is the error returned for a failed call on one document. It is a
 // small struct rather than fmt.Errorf so that the not-found path of Read costs

@@ -1,5 +1,7 @@
 package ttlstore
 
+import "github.com/ttlstore/ttlstore/internal/vfs"
+
 // CheckInvariants exposes checkInvariants to the black-box tests.
 func (c *Collection) CheckInvariants() error { return c.checkInvariants() }
 
@@ -8,3 +10,10 @@ func (c *Collection) SweeperArmed() bool { return c.armed.Load() != neverExpires
 
 // Clock returns the collection's clock, for benchmarks that move a mock.
 func (c *Collection) Clock() Clock { return c.clock }
+
+// OpenFS is Open on the file system fsys, compacting once the log passes
+// minCompact bytes (and twice the last snapshot). With keepDefault, a
+// directory that has a DefaultTTL stored keeps it, whatever opts says.
+func OpenFS(fsys vfs.FS, dir string, opts Options, minCompact int64, keepDefault bool) (*Collection, error) {
+	return open(fsys, dir, opts, minCompact, keepDefault)
+}

@@ -1,0 +1,650 @@
+package ttlstore
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/ttlstore/ttlstore/internal/vfs"
+	"github.com/ttlstore/ttlstore/internal/wal"
+)
+
+// A durable collection keeps, in its directory:
+//
+//	LOCK                     held (flock) while a Collection has it open
+//	NNNNNNNNNNNNNNNN.snap    the live documents when log N began (absent
+//	                         until the first compaction)
+//	NNNNNNNNNNNNNNNN.log     every write since, in order (durable_record.go)
+//
+// Open loads the newest snapshot, replays every log numbered from it on, in
+// order, and appends to the last. Compaction starts log N+1, writes
+// snapshot N+1 from memory beside it (as N+1.snap.tmp, fsynced, renamed,
+// directory fsynced), then removes the files numbered below N+1. A crash at
+// any step leaves either the old snapshot with every log since, or the new
+// one with its log: both load to the same documents.
+
+// compactFactor and compactMinBytes decide when the log is compacted: when
+// it has grown past compactMinBytes and past compactFactor times the size of
+// the last snapshot (about the live data), so the directory holds at most
+// about three times the live data, plus compactMinBytes.
+const (
+	compactFactor   = 2
+	compactMinBytes = 64 << 20
+)
+
+// durable is a durable collection's state beyond the in-memory one.
+type durable struct {
+	fs         vfs.FS
+	dir        string
+	lock       io.Closer
+	log        *logWriter
+	torn       int64 // bytes of torn tail cut from the last log at Open
+	stored     bool  // Open found records or a snapshot
+	minCompact int64 // compactMinBytes, or less in tests
+
+	compactMu sync.Mutex     // one compaction at a time
+	wg        sync.WaitGroup // the syncer and the compactor
+}
+
+// Open returns a durable Collection kept in the directory dir, which it
+// creates (mode 0700) if missing, and starts its goroutines. It has the
+// same API, rules and read speed as a Collection made by New: reads never
+// touch the disk; every write is logged before it is applied, and returns
+// according to opts.Sync. Call Close to sync and release the directory.
+//
+// Opening restores exactly what the collection held when it was closed or
+// crashed: every document with its _ts, _etag and ttl, the DefaultTTL and
+// the effect of every change to it, every delete. Expiry is absolute
+// (_ts + ttl), so a document expires at the same second whether or not the
+// process restarted; documents that expired while it was down are not
+// served, and the sweeper removes them and reports them to OnExpire (so a
+// document that expired just before a crash may be reported again after it;
+// never twice in one process). _etags never repeat across restarts.
+//
+// opts.DefaultTTL is the collection's setting, as for New: if it differs
+// from the stored one, Open applies it as SetDefaultTTL would at that
+// moment (what had expired stays gone; R13), and stores it.
+//
+// A record torn by a crash at the very end of the log (one whose write no
+// caller was told had succeeded) is cut off; Stats.TornBytes says how many
+// bytes. Any other damage makes Open fail with ErrCorrupt, naming the file
+// and offset, and change nothing on disk. Open returns ErrLocked if another
+// Collection has the directory open, ErrIO if the disk fails, and the
+// errors of New for bad options.
+func Open(dir string, opts Options) (*Collection, error) {
+	return open(vfs.OS, dir, opts, compactMinBytes, false)
+}
+
+// open is Open on fsys, compacting once the log passes minCompact (and
+// twice the last snapshot). With keepDefault it ignores opts.DefaultTTL
+// for a directory that has one stored, so that tests can look at exactly
+// what was recovered.
+func open(fsys vfs.FS, dir string, opts Options, minCompact int64, keepDefault bool) (*Collection, error) {
+	c, def, err := newCollection("open", opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := fsys.MkdirAll(dir); err != nil {
+		return nil, &ioError{op: "open " + dir, err: err}
+	}
+	lock, err := fsys.Lock(filepath.Join(dir, "LOCK"))
+	if errors.Is(err, vfs.ErrLocked) {
+		return nil, newErrorDetail("open", "", ErrLocked, dir)
+	} else if err != nil {
+		return nil, &ioError{op: "lock " + dir, err: err}
+	}
+	d := &durable{fs: fsys, dir: dir, lock: lock, minCompact: minCompact}
+	if err := d.load(c, opts.Sync); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	c.d = d
+	if def != c.def.Load() && !(keepDefault && d.stored) {
+		if err := c.SetDefaultTTL(ttlPointer(def)); err != nil {
+			d.log.close()
+			lock.Close()
+			return nil, err
+		}
+	}
+	d.cleanUp()
+	c.start()
+	if opts.Sync == SyncEverySecond {
+		d.wg.Add(1)
+		go d.log.runSyncer(c.done, &d.wg)
+	}
+	d.wg.Add(1)
+	go c.runCompactor()
+	return c, nil
+}
+
+// ttlPointer is the *int32 form of a stored DefaultTTL (0 is off).
+func ttlPointer(def int32) *int32 {
+	if def == 0 {
+		return nil
+	}
+	return &def
+}
+
+// path is the path of a file of the directory.
+func (d *durable) path(name string) string { return filepath.Join(d.dir, name) }
+
+// files lists the numbers of the directory's snapshots and logs, sorted.
+func (d *durable) files() (snaps, logs []uint64, err error) {
+	names, err := d.fs.List(d.dir)
+	if err != nil {
+		return nil, nil, &ioError{op: "list " + d.dir, err: err}
+	}
+	for _, name := range names {
+		num, ext, ok := strings.Cut(name, ".")
+		n, perr := strconv.ParseUint(num, 10, 64)
+		if !ok || perr != nil || len(num) != 16 {
+			continue
+		}
+		switch ext {
+		case "snap":
+			snaps = append(snaps, n)
+		case "log":
+			logs = append(logs, n)
+		}
+	}
+	slices.Sort(snaps)
+	slices.Sort(logs)
+	return snaps, logs, nil
+}
+
+// load reads the newest snapshot and the logs after it into c, which is
+// empty and has no goroutines, then opens the last log for appending (or
+// starts the first). Until it appends, it only reads.
+func (d *durable) load(c *Collection, policy SyncPolicy) error {
+	snaps, logs, err := d.files()
+	if err != nil {
+		return err
+	}
+	base := uint64(1)
+	var etag uint64
+	found := false
+	if len(snaps) > 0 {
+		base = snaps[len(snaps)-1]
+		if etag, err = d.loadSnapshot(c, base); err != nil {
+			return err
+		}
+		found = true
+	}
+	var replay []uint64
+	for _, n := range logs {
+		if n >= base {
+			replay = append(replay, n)
+		}
+	}
+	if found && (len(replay) == 0 || replay[0] != base) {
+		return d.corrupt(fileName(base, wal.KindLog), 0, "missing: the snapshot needs it")
+	}
+	for i, n := range replay {
+		if n != replay[0]+uint64(i) {
+			return d.corrupt(fileName(replay[0]+uint64(i), wal.KindLog), 0, "missing: logs "+strconv.FormatUint(replay[0], 10)+" to "+strconv.FormatUint(n, 10)+" must all be there")
+		}
+	}
+	var last struct {
+		num        uint64
+		size, torn int64
+	}
+	for i, n := range replay {
+		size, torn, maxEtag, err := d.replayLog(c, n)
+		if err != nil {
+			return err
+		}
+		etag = max(etag, maxEtag)
+		found = found || maxEtag > 0 || size > wal.HeaderSize
+		last.num, last.size, last.torn = n, size, torn
+		if torn > 0 && i < len(replay)-1 {
+			// A log is fsynced before the next one takes records, so
+			// only the last can have been torn by a crash, unless the
+			// later ones are empty: a compaction started one and
+			// failed to sync this one. Then this one is the last.
+			if err := d.dropEmptyLogs(c, replay[i+1:]); err != nil {
+				return d.corrupt(fileName(n, wal.KindLog), size, "torn, and "+err.Error())
+			}
+			replay = replay[:i+1]
+			break
+		}
+	}
+	d.stored = found
+	if found {
+		// Every _etag issued before a crash is below this, even those
+		// of writes whose records were lost with the OS's buffers.
+		c.etagSeq.Store(etag + 1<<32)
+	}
+	var f vfs.File
+	if len(replay) == 0 {
+		last.num = base
+		f, err = d.createLog(base)
+		if err != nil {
+			return err
+		}
+		last.size = wal.HeaderSize
+	} else {
+		name := d.path(fileName(last.num, wal.KindLog))
+		if f, err = d.fs.OpenAppend(name); err != nil {
+			return &ioError{op: "open " + name, err: err}
+		}
+		if last.torn > 0 {
+			// Cut the torn record, so the next one follows the last
+			// good one; a log torn within its header starts anew.
+			err = f.Truncate(last.size)
+			if err == nil && last.size < wal.HeaderSize {
+				_, err = f.Write(wal.AppendHeader(nil, wal.KindLog))
+				last.size = wal.HeaderSize
+			}
+			if err == nil {
+				err = f.Sync()
+			}
+			if err != nil {
+				f.Close()
+				return &ioError{op: "cut the torn tail of " + name, err: err}
+			}
+		}
+		d.torn = last.torn
+	}
+	d.log = newLogWriter(f, last.num, last.size, policy)
+	d.setCompactAt(0)
+	return nil
+}
+
+// createLog creates log num with its header, durable (directory entry
+// included) before it returns.
+func (d *durable) createLog(num uint64) (vfs.File, error) {
+	name := d.path(fileName(num, wal.KindLog))
+	f, err := d.fs.Create(name)
+	if err != nil {
+		return nil, &ioError{op: "create " + name, err: err}
+	}
+	_, err = f.Write(wal.AppendHeader(nil, wal.KindLog))
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		err = d.fs.SyncDir(d.dir)
+	}
+	if err != nil {
+		f.Close()
+		d.fs.Remove(name) // best effort: a log without records loads as empty anyway
+		return nil, &ioError{op: "create " + name, err: err}
+	}
+	return f, nil
+}
+
+// corrupt returns the ErrCorrupt error for file name at offset off.
+func (d *durable) corrupt(name string, off int64, reason string) error {
+	return newErrorDetail("open", "", ErrCorrupt, fmt.Sprintf("%s: offset %d: %s", d.path(name), off, reason))
+}
+
+// readError turns an error of the wal reader on file name into Open's.
+func (d *durable) readError(name string, err error) error {
+	var ce *wal.CorruptError
+	if errors.As(err, &ce) {
+		return d.corrupt(name, ce.Offset, ce.Reason)
+	}
+	return &ioError{op: "read " + d.path(name), err: err}
+}
+
+// maxRecord is the longest payload a record of c may have: the largest
+// document plus its recPut header.
+func (c *Collection) maxRecord() int {
+	return putHeaderSize + c.maxSize + MaxIDLength
+}
+
+// openReader opens file name for reading with a wal reader of kind.
+func (d *durable) openReader(c *Collection, name string, kind wal.Kind) (vfs.File, *wal.Reader, error) {
+	f, err := d.fs.Open(d.path(name))
+	if err != nil {
+		return nil, nil, &ioError{op: "open " + d.path(name), err: err}
+	}
+	size, err := f.Size()
+	if err != nil {
+		f.Close()
+		return nil, nil, &ioError{op: "stat " + d.path(name), err: err}
+	}
+	r, err := wal.NewReader(f, size, kind, c.maxRecord())
+	if err != nil {
+		f.Close()
+		return nil, nil, d.readError(name, err)
+	}
+	return f, r, nil
+}
+
+// loadSnapshot loads snapshot num into c and returns the last _etag it
+// records.
+func (d *durable) loadSnapshot(c *Collection, num uint64) (uint64, error) {
+	name := fileName(num, wal.KindSnapshot)
+	f, r, err := d.openReader(c, name, wal.KindSnapshot)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var etag, count uint64
+	for i := 0; ; i++ {
+		off := r.Offset()
+		typ, p, err := r.Next()
+		if err == io.EOF {
+			// A snapshot is published whole: a tail is damage.
+			return 0, d.corrupt(name, r.Offset(), "ends without its end record")
+		} else if err != nil {
+			return 0, d.readError(name, err)
+		}
+		switch {
+		case i == 0 && typ == recSnapInfo && len(p) == 12 && validDefault(int32(le.Uint32(p))):
+			c.def.Store(int32(le.Uint32(p)))
+			etag = le.Uint64(p[4:])
+		case i == 0:
+			return 0, d.corrupt(name, off, "does not start with its info record")
+		case typ == recPut:
+			e, err := decodePut(p)
+			if err != nil {
+				return 0, d.corrupt(name, off, err.Error())
+			}
+			c.applyPut(e)
+			etag = max(etag, e.etag)
+			count++
+		case typ == recSnapEnd && len(p) == 8 && le.Uint64(p) == count:
+			if _, _, err := r.Next(); err != io.EOF || r.Torn() > 0 {
+				return 0, d.corrupt(name, r.Offset(), "data after the end record")
+			}
+			return etag, nil
+		default:
+			return 0, d.corrupt(name, off, "unexpected record of type "+strconv.Itoa(int(typ)))
+		}
+	}
+}
+
+// dropEmptyLogs removes the logs nums, after checking that none holds a
+// record; otherwise it removes nothing and says which one does.
+func (d *durable) dropEmptyLogs(c *Collection, nums []uint64) error {
+	for _, n := range nums {
+		f, r, err := d.openReader(c, fileName(n, wal.KindLog), wal.KindLog)
+		if err != nil {
+			return err
+		}
+		_, _, err = r.Next()
+		f.Close()
+		if err != io.EOF {
+			return errors.New("a later log, " + fileName(n, wal.KindLog) + ", has records")
+		}
+	}
+	for _, n := range nums {
+		if err := d.fs.Remove(d.path(fileName(n, wal.KindLog))); err != nil {
+			return &ioError{op: "remove an empty log", err: err}
+		}
+	}
+	if err := d.fs.SyncDir(d.dir); err != nil {
+		return &ioError{op: "sync " + d.dir, err: err}
+	}
+	return nil
+}
+
+// replayLog applies log num to c. It returns the offset where the log's
+// good records end, the bytes of torn tail after them, and the largest
+// _etag it holds.
+func (d *durable) replayLog(c *Collection, num uint64) (size, torn int64, etag uint64, err error) {
+	name := fileName(num, wal.KindLog)
+	f, r, err := d.openReader(c, name, wal.KindLog)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer f.Close()
+	for {
+		off := r.Offset()
+		typ, p, err := r.Next()
+		if err == io.EOF {
+			break
+		} else if err != nil {
+			return 0, 0, 0, d.readError(name, err)
+		}
+		switch typ {
+		case recPut:
+			e, err := decodePut(p)
+			if err != nil {
+				return 0, 0, 0, d.corrupt(name, off, err.Error())
+			}
+			c.applyPut(e)
+			etag = max(etag, e.etag)
+		case recDelete:
+			c.applyDelete(string(p))
+		case recDefault:
+			old, def, at, err := decodeDefault(p)
+			if err != nil {
+				return 0, 0, 0, d.corrupt(name, off, err.Error())
+			}
+			c.lockAll()
+			c.redefineLocked(old, def, at)
+			c.unlockAll()
+		default:
+			return 0, 0, 0, d.corrupt(name, off, "unknown record type "+strconv.Itoa(int(typ)))
+		}
+	}
+	return r.Offset(), r.Torn(), etag, nil
+}
+
+// cleanUp removes what an interrupted compaction left: temporary snapshots
+// and the files a newer snapshot replaces. It is best effort: such files
+// are never read.
+func (d *durable) cleanUp() {
+	names, err := d.fs.List(d.dir)
+	if err != nil {
+		return
+	}
+	// Only a published snapshot replaces files: without one, every log
+	// is still needed (a compaction may have started a log and failed
+	// before its snapshot was published).
+	snaps, _, err := d.files()
+	if err != nil || len(snaps) == 0 {
+		return
+	}
+	base := snaps[len(snaps)-1]
+	removed := false
+	for _, name := range names {
+		num, _, _ := strings.Cut(name, ".")
+		n, err := strconv.ParseUint(num, 10, 64)
+		if strings.HasSuffix(name, ".tmp") || (err == nil && len(num) == 16 && n < base) {
+			removed = d.fs.Remove(d.path(name)) == nil || removed
+		}
+	}
+	if removed {
+		d.fs.SyncDir(d.dir)
+	}
+}
+
+// applyPut files e, as a log or snapshot says, replacing the entry with its
+// id if any. It is for loading: nothing is logged or reported.
+func (c *Collection) applyPut(e *entry) {
+	id := e.id()
+	s, h := c.shardFor(id)
+	def := c.def.Load()
+	var oldExp int64
+	ref := s.docs.lookup(h, id)
+	if ref != nil {
+		oldExp = (*ref).expiry(def)
+	}
+	s.storeLocked(h, e, e.expiry(def), ref, oldExp, c.seed)
+}
+
+// applyDelete removes the entry with the given id, if any; see applyPut.
+func (c *Collection) applyDelete(id string) {
+	s, h := c.shardFor(id)
+	if e := s.docs.get(h, id); e != nil {
+		s.deleteLocked(h, e, e.expiry(c.def.Load()))
+	}
+}
+
+// setCompactAt sets the log size past which the compactor runs, from the
+// size of the snapshot just written (0 when there is none).
+func (d *durable) setCompactAt(snapSize int64) {
+	d.log.mu.Lock()
+	d.log.compactAt = max(d.minCompact, compactFactor*snapSize)
+	d.log.mu.Unlock()
+}
+
+// runCompactor is the durable collection's compaction goroutine: it
+// compacts when the log tells it that it has grown past its bound.
+func (c *Collection) runCompactor() {
+	defer c.d.wg.Done()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-c.d.log.full:
+		}
+		if err := c.d.compact(c); err != nil {
+			// The log goes on; try again once it has doubled.
+			c.d.log.mu.Lock()
+			c.d.log.compactAt = 2 * c.d.log.size
+			c.d.log.mu.Unlock()
+		}
+	}
+}
+
+// Compact rewrites a durable collection's log as a snapshot of its live
+// documents, the way the background compactor does when the log grows past
+// twice the live data (and 64 MiB), and returns when the snapshot is
+// published. Writers are held up only while one shard is copied (8 bytes a
+// document), readers not at all. An error leaves the directory loading to
+// the same documents. On a collection made by New it does nothing and
+// returns nil; after Close it returns ErrClosed.
+func (c *Collection) Compact() error {
+	if c.closed.Load() {
+		return newError("compact", "", ErrClosed)
+	}
+	if c.d == nil {
+		return nil
+	}
+	return c.d.compact(c)
+}
+
+// compact starts the next log, captures the live documents, and publishes
+// them as the snapshot that goes with that log.
+func (d *durable) compact(c *Collection) error {
+	d.compactMu.Lock()
+	defer d.compactMu.Unlock()
+	d.log.mu.Lock()
+	num := d.log.num + 1
+	d.log.mu.Unlock()
+	nf, err := d.createLog(num)
+	if err != nil {
+		return err
+	}
+	if err := d.log.rotate(nf, num); err != nil {
+		nf.Close() // empty: Open removes it
+		return err
+	}
+	live, def, etag := c.capture()
+	size, err := d.writeSnapshot(num, live, def, etag)
+	clear(live)
+	if err != nil {
+		return err
+	}
+	d.setCompactAt(size)
+	d.cleanUp()
+	return nil
+}
+
+// capture returns the live documents (immutable entries: the references
+// are enough), the DefaultTTL they are under, and the last _etag issued.
+// It holds one shard's read lock at a time.
+func (c *Collection) capture() ([]*entry, int32, uint64) {
+	c.policyMu.RLock()
+	defer c.policyMu.RUnlock()
+	now := c.now()
+	n := 0
+	for i := range c.shards {
+		n += int(c.shards[i].size.Load())
+	}
+	live := make([]*entry, 0, n)
+	var from bucket
+	for i := range c.shards {
+		s := &c.shards[i]
+		if s.size.Load() == 0 {
+			continue
+		}
+		s.mu.RLock()
+		live = s.index.appendLive(now, &from, live)
+		s.mu.RUnlock()
+	}
+	return live, c.def.Load(), c.etagSeq.Load()
+}
+
+// writeSnapshot writes snapshot num: to a temporary file, fsynced, renamed
+// into place, and the directory fsynced. It returns the snapshot's size.
+func (d *durable) writeSnapshot(num uint64, live []*entry, def int32, etag uint64) (int64, error) {
+	final := d.path(fileName(num, wal.KindSnapshot))
+	tmp := final + ".tmp"
+	f, err := d.fs.Create(tmp)
+	if err != nil {
+		return 0, &ioError{op: "create " + tmp, err: err}
+	}
+	size, err := writeSnapshotTo(f, live, def, etag)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = d.fs.Rename(tmp, final)
+	}
+	if err == nil {
+		err = d.fs.SyncDir(d.dir)
+	}
+	if err != nil {
+		d.fs.Remove(tmp) // best effort: Open removes it otherwise
+		return 0, &ioError{op: "write snapshot " + final, err: err}
+	}
+	return size, nil
+}
+
+// writeSnapshotTo writes a snapshot's records to w in 1 MiB writes.
+func writeSnapshotTo(w io.Writer, live []*entry, def int32, etag uint64) (int64, error) {
+	const chunk = 1 << 20
+	buf := make([]byte, 0, chunk+4096)
+	buf = wal.AppendHeader(buf, wal.KindSnapshot)
+	buf = appendSnapInfo(buf, def, etag)
+	var size int64
+	for _, e := range live {
+		buf = appendPut(buf, e)
+		if len(buf) >= chunk {
+			n, err := w.Write(buf)
+			size += int64(n)
+			if err != nil {
+				return size, err
+			}
+			buf = buf[:0]
+		}
+	}
+	buf = appendSnapEnd(buf, uint64(len(live)))
+	n, err := w.Write(buf)
+	return size + int64(n), err
+}
+
+// synced waits, under SyncAlways, until the record lsn (0: none was
+// written) is durable.
+func (c *Collection) synced(lsn uint64) error {
+	if lsn == 0 || c.d.log.policy != SyncAlways {
+		return nil
+	}
+	return c.d.log.waitSynced(lsn)
+}
+
+// close stops the durable mode's goroutines (c.done is closed), syncs and
+// closes the log, and releases the directory. It returns the first error
+// the log met.
+func (d *durable) close() error {
+	d.wg.Wait()
+	err := d.log.close()
+	if lerr := d.lock.Close(); err == nil && lerr != nil {
+		err = &ioError{op: "unlock " + d.dir, err: lerr}
+	}
+	return err
+}

@@ -1,0 +1,328 @@
+package ttlstore
+
+import (
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ttlstore/ttlstore/internal/vfs"
+	"github.com/ttlstore/ttlstore/internal/wal"
+)
+
+// SyncPolicy says when a durable collection's writes reach stable storage,
+// and so what a crash can lose. Every policy hands each write's record to
+// the operating system (write(2)) before the write returns, so killing the
+// process (kill -9, a panic, an OOM kill) loses no acknowledged write; the
+// policies differ in what a power loss or a kernel crash can lose.
+type SyncPolicy uint8
+
+const (
+	// SyncAlways, the zero value, returns from a write only after an
+	// fsync (fdatasync) that covers its record: an acknowledged write
+	// survives a power loss. Concurrent writers share one fsync (group
+	// commit), so many writers cost little more than one.
+	SyncAlways SyncPolicy = iota
+
+	// SyncEverySecond fsyncs the log about once a second, in the
+	// background, while it holds unsynced records. A power loss loses at
+	// most the writes of the last second or two: if an fsync takes longer
+	// than a second, writers wait for it rather than let the window grow.
+	SyncEverySecond
+
+	// SyncNever leaves flushing to the operating system (typically within
+	// 30 s on Linux). A power loss loses whatever it had not flushed. The
+	// log is still fsynced at Close and when a compaction rotates it.
+	SyncNever
+)
+
+// String returns the policy's name.
+func (p SyncPolicy) String() string {
+	switch p {
+	case SyncAlways:
+		return "SyncAlways"
+	case SyncEverySecond:
+		return "SyncEverySecond"
+	case SyncNever:
+		return "SyncNever"
+	}
+	return "SyncPolicy(" + strconv.Itoa(int(p)) + ")"
+}
+
+// syncInterval is how often SyncEverySecond syncs.
+const syncInterval = time.Second
+
+// logWriter appends records to the current log file with group commit:
+// each writer adds its record to a shared buffer and waits; one of the
+// waiters (the leader) writes everything buffered in one write(2) while the
+// others wait, and likewise one fsync covers every record written before it
+// began. Records are numbered in the order they are buffered (their LSN),
+// which is the order they reach the file.
+//
+// A failed write(2) or fsync is final (after a failed fsync the kernel may
+// have dropped the dirty pages, so a retry could succeed without the data):
+// the error is latched, the writes that met it and every later one fail
+// with it, and nothing is retried.
+//
+// Callers hold the shard lock of the document they log (SetDefaultTTL holds
+// all of them) while they call the append methods, so that the log's order
+// of records for one id is the order the writes happened; they wait for
+// fsync (waitSynced) after releasing it. Lock order: shard.mu, then
+// logWriter.mu.
+type logWriter struct {
+	policy SyncPolicy
+	kick   chan struct{} // tells the background syncer there is something to sync
+	full   chan struct{} // tells the compactor the log has grown past compactAt
+
+	// mu protects everything below, and the cond waits on it.
+	mu        sync.Mutex
+	cond      sync.Cond
+	f         vfs.File // the current log file
+	num       uint64   // its number
+	size      int64    // bytes written to f, its header included
+	compactAt int64    // size past which the compactor is told
+	buf       []byte   // records buffered, not yet written
+	spare     []byte   // the previous batch's buffer, for reuse
+	next      uint64   // LSN of the last record buffered
+	written   uint64   // LSN of the last record written to the OS
+	synced    uint64   // LSN of the last record known durable
+	writing   bool     // a leader is in write(2)
+	syncing   bool     // a leader is in fsync (or a rotation is under way)
+	syncStart time.Time
+	err       error // the first I/O failure, latched; or errLogClosed
+}
+
+// newLogWriter returns a writer appending to f, file number num, of size
+// bytes.
+func newLogWriter(f vfs.File, num uint64, size int64, policy SyncPolicy) *logWriter {
+	l := &logWriter{policy: policy, f: f, num: num, size: size,
+		kick: make(chan struct{}, 1), full: make(chan struct{}, 1), compactAt: 1<<63 - 1}
+	l.cond.L = &l.mu
+	return l
+}
+
+// appendPut logs e and returns its LSN once the record is written to the
+// OS. On error nothing of the write may be applied.
+func (l *logWriter) appendPut(e *entry) (uint64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil {
+		return 0, l.err
+	}
+	l.buf = appendPut(l.buf, e)
+	return l.flushLocked()
+}
+
+// appendDelete logs the deletion of id; see appendPut.
+func (l *logWriter) appendDelete(id string) (uint64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil {
+		return 0, l.err
+	}
+	l.buf = appendDelete(l.buf, id)
+	return l.flushLocked()
+}
+
+// appendDefault logs a DefaultTTL change; see appendPut.
+func (l *logWriter) appendDefault(old, def int32, at int64) (uint64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil {
+		return 0, l.err
+	}
+	l.buf = appendDefault(l.buf, old, def, at)
+	return l.flushLocked()
+}
+
+// flushLocked numbers the record just buffered and waits until it is
+// written to the OS, writing the buffer itself when no other writer is.
+// l.mu is held, and released while writing.
+func (l *logWriter) flushLocked() (uint64, error) {
+	l.next++
+	lsn := l.next
+	for l.written < lsn {
+		if l.err != nil {
+			return 0, l.err
+		}
+		if l.writing {
+			l.cond.Wait()
+			continue
+		}
+		l.writing = true
+		batch, last, f := l.buf, l.next, l.f
+		l.buf = l.spare[:0]
+		l.mu.Unlock()
+		n, err := f.Write(batch)
+		l.mu.Lock()
+		l.writing = false
+		l.size += int64(n)
+		if err != nil {
+			l.failLocked("write log", err)
+		} else {
+			l.written = last
+		}
+		if cap(batch) <= 1<<20 { // keep a buffer, unless a huge document grew it
+			l.spare = batch[:0]
+		}
+		l.cond.Broadcast()
+	}
+	if l.size > l.compactAt {
+		select {
+		case l.full <- struct{}{}:
+		default:
+		}
+	}
+	switch l.policy {
+	case SyncEverySecond:
+		if l.synced < l.written {
+			select {
+			case l.kick <- struct{}{}:
+			default:
+			}
+		}
+		// Bound the loss window: if a sync has run longer than the
+		// interval, wait for it rather than pile up more unsynced writes.
+		for l.syncing && realNow().Sub(l.syncStart) > syncInterval && l.err == nil {
+			l.cond.Wait()
+		}
+	}
+	return lsn, l.err
+}
+
+// waitSynced returns once the record lsn is durable, running the fsync
+// itself when no other writer is. It returns the latched error if the log
+// failed before that.
+func (l *logWriter) waitSynced(lsn uint64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for l.synced < lsn {
+		if l.err != nil {
+			return l.err
+		}
+		if l.syncing {
+			l.cond.Wait()
+			continue
+		}
+		l.syncLocked()
+	}
+	return nil
+}
+
+// syncLocked fsyncs the current file, covering every record written so
+// far, with l.mu held (released during the fsync) and no sync under way.
+func (l *logWriter) syncLocked() {
+	l.syncing = true
+	l.syncStart = realNow()
+	target, f := l.written, l.f
+	l.mu.Unlock()
+	err := f.Sync()
+	l.mu.Lock()
+	l.syncing = false
+	if err != nil {
+		l.failLocked("sync log", err)
+	} else {
+		l.synced = max(l.synced, target)
+	}
+	l.cond.Broadcast()
+}
+
+// failLocked latches err as the log's failure, unless one is latched.
+func (l *logWriter) failLocked(op string, err error) {
+	if l.err == nil {
+		l.err = &ioError{op: op, err: err}
+	}
+}
+
+// runSyncer is SyncEverySecond's goroutine: after a record is written, it
+// waits syncInterval and fsyncs everything written by then. It arms no
+// timer while everything is synced.
+func (l *logWriter) runSyncer(done <-chan struct{}, wg *sync.WaitGroup) {
+	defer wg.Done()
+	t := newRealTimer()
+	for {
+		select {
+		case <-done:
+			return
+		case <-l.kick:
+		}
+		t.Reset(syncInterval)
+		select {
+		case <-done:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		l.mu.Lock()
+		for l.syncing {
+			l.cond.Wait()
+		}
+		if l.err == nil && l.synced < l.written {
+			l.syncLocked()
+		}
+		l.mu.Unlock()
+	}
+}
+
+// rotate makes nf, file number num with its header written and synced,
+// the current log: records buffered from now on go to it. The old file is
+// fsynced before any record goes to nf, so that the logs always hold a
+// prefix of the writes (a power loss cannot keep a newer log's records and
+// lose an older one's), and only the newest log can have a torn tail. Most
+// of the old file is synced while writers go on; they wait only for the
+// sync of what they wrote during it.
+func (l *logWriter) rotate(nf vfs.File, num uint64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for l.syncing {
+		l.cond.Wait()
+	}
+	if l.err == nil && l.synced < l.written {
+		l.syncLocked()
+	}
+	for l.writing || l.syncing {
+		l.cond.Wait()
+	}
+	if l.err != nil {
+		return l.err
+	}
+	if l.synced < l.written {
+		// The writes made during the first sync: writers wait on l.mu.
+		if err := l.f.Sync(); err != nil {
+			l.failLocked("sync log", err)
+			l.cond.Broadcast()
+			return l.err
+		}
+		l.synced = l.written
+	}
+	old := l.f
+	l.f, l.num, l.size = nf, num, wal.HeaderSize
+	l.cond.Broadcast()
+	old.Close() // synced: nothing of it can be lost any more
+	return nil
+}
+
+// close syncs what is unsynced, closes the file, and returns the first
+// error the log met. Later appends fail with ErrClosed.
+func (l *logWriter) close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for l.writing || l.syncing {
+		l.cond.Wait()
+	}
+	if l.err == errLogClosed {
+		return nil
+	}
+	if l.err == nil && l.synced < l.written {
+		l.syncLocked()
+	}
+	err := l.err
+	if cerr := l.f.Close(); err == nil && cerr != nil {
+		err = &ioError{op: "close log", err: cerr}
+	}
+	l.err = errLogClosed
+	l.cond.Broadcast()
+	return err
+}
+
+// errLogClosed is what appends return after close.
+var errLogClosed = newError("write", "", ErrClosed)

@@ -1,0 +1,160 @@
+package ttlstore
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strconv"
+
+	"github.com/ttlstore/ttlstore/internal/wal"
+)
+
+// The records of a durable collection's files. Framing (file header,
+// length, type, CRC-32C) is internal/wal's; this file defines the payloads.
+// All integers are little-endian.
+//
+// Log files (NNNNNNNNNNNNNNNN.log, wal.KindLog) hold, in the order the writes
+// happened:
+//
+//	recPut (1)      ts int64 | etag uint64 | ttl int32 | idOff uint32 |
+//	                idLen uint32 | n uint32 | data
+//	                A document as stored: its _ts, _etag and own ttl (0 for
+//	                none), then data, the stored JSON without _ts and _etag
+//	                (n bytes, starting '{' and ending '}') followed, when
+//	                the id was written with escapes, by the unescaped id;
+//	                the id is data[idOff:idOff+idLen]. Written by Create,
+//	                Upsert, Replace and Touch.
+//	recDelete (2)   id
+//	                The live document with this id was deleted.
+//	recDefault (3)  old int32 | new int32 | at int64
+//	                SetDefaultTTL from old to new (0 for off) at second at:
+//	                replay removes what had expired at `at` under old (R13),
+//	                then applies new.
+//
+// Snapshot files (NNNNNNNNNNNNNNNN.snap, wal.KindSnapshot) hold the live
+// documents when log NNNNNNNNNNNNNNNN began, give or take the writes that
+// log also holds (replaying them again is harmless: each record states a
+// whole outcome):
+//
+//	recSnapInfo (10) def int32 | etag uint64
+//	                 The DefaultTTL and the last _etag issued.
+//	recPut (1)       one per document, as in a log.
+//	recSnapEnd (11)  count uint64
+//	                 The number of recPut records: a snapshot without it,
+//	                 or with another count, is corrupt.
+//
+// Expiry is never written down: it follows from _ts, ttl and the DefaultTTL,
+// which are (R17).
+const (
+	recPut      byte = 1
+	recDelete   byte = 2
+	recDefault  byte = 3
+	recSnapInfo byte = 10
+	recSnapEnd  byte = 11
+)
+
+// putHeaderSize is the size of a recPut payload before its data.
+const putHeaderSize = 8 + 8 + 4 + 4 + 4 + 4
+
+var le = binary.LittleEndian
+
+// appendPut appends a recPut record of e to dst.
+func appendPut(dst []byte, e *entry) []byte {
+	dst, start := wal.BeginRecord(dst)
+	dst = le.AppendUint64(dst, uint64(e.ts))
+	dst = le.AppendUint64(dst, e.etag)
+	dst = le.AppendUint32(dst, uint32(e.ttl))
+	dst = le.AppendUint32(dst, e.idOff)
+	dst = le.AppendUint32(dst, e.idLen)
+	dst = le.AppendUint32(dst, e.n)
+	dst = append(dst, e.bytes(e.size())...)
+	return wal.EndRecord(dst, start, recPut)
+}
+
+// appendDelete appends a recDelete record of id to dst.
+func appendDelete(dst []byte, id string) []byte {
+	dst, start := wal.BeginRecord(dst)
+	dst = append(dst, id...)
+	return wal.EndRecord(dst, start, recDelete)
+}
+
+// appendDefault appends a recDefault record to dst.
+func appendDefault(dst []byte, old, def int32, at int64) []byte {
+	dst, start := wal.BeginRecord(dst)
+	dst = le.AppendUint32(dst, uint32(old))
+	dst = le.AppendUint32(dst, uint32(def))
+	dst = le.AppendUint64(dst, uint64(at))
+	return wal.EndRecord(dst, start, recDefault)
+}
+
+// decodePut rebuilds the entry a recPut payload describes. Every field is
+// checked, so that a record that passed its CRC but was written by something
+// else cannot make an entry that breaks the collection's invariants; the
+// error says what is wrong.
+func decodePut(p []byte) (*entry, error) {
+	if len(p) < putHeaderSize+2 {
+		return nil, fmt.Errorf("document record of %d bytes is too short", len(p))
+	}
+	ts := int64(le.Uint64(p[0:]))
+	etag := le.Uint64(p[8:])
+	ttl := int32(le.Uint32(p[16:]))
+	idOff, idLen, n := le.Uint32(p[20:]), le.Uint32(p[24:]), le.Uint32(p[28:])
+	data := p[putHeaderSize:]
+	size := uint64(len(data))
+	switch {
+	case ttl != 0 && ttl != Never && ttl < 1:
+		return nil, fmt.Errorf("document record has ttl %d", ttl)
+	case uint64(n) > size || n < 2 || data[0] != '{' || data[n-1] != '}':
+		return nil, fmt.Errorf("document record's JSON (%d of %d bytes) is not an object", n, size)
+	case idLen == 0 || idLen > MaxIDLength || uint64(idOff)+uint64(idLen) > size:
+		return nil, fmt.Errorf("document record's id (%d bytes at %d) is out of range", idLen, idOff)
+	case max(uint64(n), uint64(idOff)+uint64(idLen)) != size:
+		return nil, fmt.Errorf("document record has %d bytes of data, not %d", size, max(n, idOff+idLen))
+	}
+	e, buf := newEntry(len(data))
+	copy(buf, data)
+	*e = entry{ts: ts, etag: etag, ttl: ttl, n: n, idOff: idOff, idLen: idLen}
+	return e, nil
+}
+
+// decodeDefault reads a recDefault payload.
+func decodeDefault(p []byte) (old, def int32, at int64, err error) {
+	if len(p) != 16 {
+		return 0, 0, 0, fmt.Errorf("DefaultTTL record of %d bytes, not 16", len(p))
+	}
+	old, def, at = int32(le.Uint32(p)), int32(le.Uint32(p[4:])), int64(le.Uint64(p[8:]))
+	if !validDefault(old) || !validDefault(def) {
+		return 0, 0, 0, fmt.Errorf("DefaultTTL record from %d to %d", old, def)
+	}
+	return old, def, at, nil
+}
+
+// validDefault reports whether def is a stored DefaultTTL: 0 (off), Never,
+// or 1..MaxTTL.
+func validDefault(def int32) bool { return def == 0 || def == Never || def >= 1 }
+
+// appendSnapInfo appends a recSnapInfo record to dst.
+func appendSnapInfo(dst []byte, def int32, etag uint64) []byte {
+	dst, start := wal.BeginRecord(dst)
+	dst = le.AppendUint32(dst, uint32(def))
+	dst = le.AppendUint64(dst, etag)
+	return wal.EndRecord(dst, start, recSnapInfo)
+}
+
+// appendSnapEnd appends a recSnapEnd record to dst.
+func appendSnapEnd(dst []byte, count uint64) []byte {
+	dst, start := wal.BeginRecord(dst)
+	dst = le.AppendUint64(dst, count)
+	return wal.EndRecord(dst, start, recSnapEnd)
+}
+
+// fileName is the name of file number n of the given kind.
+func fileName(n uint64, kind wal.Kind) string {
+	s := strconv.FormatUint(n, 10)
+	for len(s) < 16 {
+		s = "0" + s
+	}
+	if kind == wal.KindSnapshot {
+		return s + ".snap"
+	}
+	return s + ".log"
+}
