@@ -687,6 +687,10 @@ type Stats struct {
 	// Open cut from the end of its log: a write a crash interrupted, which
 	// no caller had been told had succeeded. 0 otherwise.
 	TornBytes int64
+	// LogSyncs is, for a durable collection, how many times its log was
+	// fsynced since Open: with SyncAlways and many writers, far fewer
+	// than the writes (they share fsyncs). 0 otherwise.
+	LogSyncs uint64
 }
 
 // Stats returns the collection's counts. It costs O(shards + expired
@@ -714,6 +718,9 @@ func (c *Collection) Stats() Stats {
 	st.Swept = c.swept.Load()
 	if c.d != nil {
 		st.TornBytes = c.d.torn
+		c.d.log.mu.Lock()
+		st.LogSyncs = c.d.log.syncs
+		c.d.log.mu.Unlock()
 	}
 	return st
 }

@@ -88,7 +88,8 @@ type logWriter struct {
 	writing   bool     // a leader is in write(2)
 	syncing   bool     // a leader is in fsync (or a rotation is under way)
 	syncStart time.Time
-	err       error // the first I/O failure, latched; or errLogClosed
+	syncs     uint64 // fsyncs of log files that succeeded
+	err       error  // the first I/O failure, latched; or errLogClosed
 }
 
 // newLogWriter returns a writer appending to f, file number num, of size
@@ -222,6 +223,7 @@ func (l *logWriter) syncLocked() {
 		l.failLocked("sync log", err)
 	} else {
 		l.synced = max(l.synced, target)
+		l.syncs++
 	}
 	l.cond.Broadcast()
 }
@@ -293,6 +295,7 @@ func (l *logWriter) rotate(nf vfs.File, num uint64) error {
 			return l.err
 		}
 		l.synced = l.written
+		l.syncs++
 	}
 	old := l.f
 	l.f, l.num, l.size = nf, num, wal.HeaderSize

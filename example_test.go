@@ -168,10 +168,10 @@ func ExampleCollection_Sweep() {
 	fmt.Println("swept", c.Sweep())
 	fmt.Printf("%+v\n", c.Stats())
 	// Output:
-	// {Live:0 Expired:1 Swept:0 TornBytes:0}
+	// {Live:0 Expired:1 Swept:0 TornBytes:0 LogSyncs:0}
 	// expired: job-1
 	// swept 1
-	// {Live:0 Expired:0 Swept:1 TornBytes:0}
+	// {Live:0 Expired:0 Swept:1 TornBytes:0 LogSyncs:0}
 }
 
 func ExampleDocument_Decode() {

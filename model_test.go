@@ -22,6 +22,7 @@ import (
 
 	"github.com/ttlstore/ttlstore"
 	"github.com/ttlstore/ttlstore/internal/model"
+	"github.com/ttlstore/ttlstore/internal/vfs"
 )
 
 // TestModel runs random sequences of operations on a Collection and on the
@@ -110,6 +111,16 @@ type machine struct {
 	m   *model.Model
 	ops *int
 
+	// A durable machine keeps its collection on fs, opened with opts
+	// and minCompact, and can restart or crash it. sweptOffset is what
+	// the model counted in Stats.Swept before the last restart, which the
+	// new collection's count starts again from 0 after.
+	fs          *vfs.MemFS
+	opts        ttlstore.Options
+	minCompact  int64
+	sweptOffset uint64
+	closed      bool
+
 	// The model names each version "m1", "m2", ...; these map its names to
 	// the _etags the collection gave the same writes, and back.
 	realETag  map[string]string
@@ -133,7 +144,7 @@ func newMachine(rt *rapid.T, ops *int) *machine {
 		history:   make(map[string][]string),
 		last:      make(map[string]ttlstore.Document),
 	}
-	c, err := ttlstore.New(ttlstore.Options{
+	mc.opts = ttlstore.Options{
 		DefaultTTL:      def,
 		Clock:           clk,
 		SweepInterval:   ttlstore.ManualSweep,
@@ -141,9 +152,19 @@ func newMachine(rt *rapid.T, ops *int) *machine {
 		MaxDocumentSize: machineMaxSize,
 		// With ManualSweep, removals happen on the test's goroutine.
 		OnExpire: func(d ttlstore.Document) { mc.reported = append(mc.reported, d) },
-	})
+	}
+	var c *ttlstore.Collection
+	var err error
+	if rapid.Bool().Draw(rt, "durable") {
+		mc.fs = vfs.NewMemFS()
+		// A small bound makes the background compactor run often.
+		mc.minCompact = rapid.SampledFrom([]int64{300, 1 << 30}).Draw(rt, "compact at")
+		c, err = ttlstore.OpenFS(mc.fs, "db", mc.opts, mc.minCompact, false)
+	} else {
+		c, err = ttlstore.New(mc.opts)
+	}
 	require.NoError(rt, err)
-	rt.Cleanup(func() { require.NoError(rt, c.Close()) })
+	rt.Cleanup(func() { require.NoError(rt, mc.c.Close()) })
 	mc.c = c
 	mc.m, err = model.New(clk.Now(), def, machineMaxSize)
 	require.NoError(rt, err)
@@ -169,6 +190,10 @@ func (mc *machine) actions() map[string]func(*rapid.T) {
 		"SetDefaultTTL":  mc.setDefaultTTL,
 		"Sweep":          mc.sweep,
 		"MoveClock":      mc.moveClock,
+	}
+	if mc.fs != nil {
+		actions["Restart"] = func(rt *rapid.T) { mc.restart(rt, false) }
+		actions["Crash"] = func(rt *rapid.T) { mc.restart(rt, true) }
 	}
 	for name, action := range actions {
 		actions[name] = func(rt *rapid.T) {
@@ -476,6 +501,50 @@ func (mc *machine) moveClock(rt *rapid.T) {
 func (mc *machine) close() {
 	_ = mc.c.Close()
 	mc.m.Close()
+	mc.closed = true
+}
+
+// restart closes the durable collection, or crashes the machine under it
+// (every write was acknowledged under SyncAlways, so a power loss may lose
+// nothing), and opens the directory again, with the DefaultTTL it has: it
+// must show what it showed before (R17, R18). Sweeps are not logged, so a
+// document the old collection swept comes back expired, invisible, and is
+// swept and reported again, once; everything else must be as the model
+// says.
+func (mc *machine) restart(rt *rapid.T, crash bool) {
+	if mc.closed {
+		rt.Skip("closed")
+	}
+	requireEqual(rt, mc.m.Sweep(), mc.c.Sweep(), "Sweep before the restart")
+	mc.check(rt)
+	swept := mc.m.Stats().Swept
+	fs := mc.fs
+	if crash {
+		fs = mc.fs.Crash(nil, false)
+		_ = mc.c.Close() // the dead machine's collection
+	} else {
+		require.NoError(rt, mc.c.Close())
+	}
+	opts := mc.opts
+	opts.DefaultTTL = mc.m.DefaultTTL()
+	c, err := ttlstore.OpenFS(fs, "db", opts, mc.minCompact, false)
+	require.NoError(rt, err, "reopen")
+	mc.c, mc.fs = c, fs
+	requireEqual(rt, int64(0), c.Stats().TornBytes, "torn bytes after acknowledged writes only")
+	c.Sweep()
+	for _, d := range mc.reported {
+		if exp, ok := d.ExpiresAt(); !ok || exp.After(mc.clk.Now()) {
+			rt.Fatalf("after the restart, OnExpire(%s): not expired at %v", d, mc.clk.Now())
+		}
+		if _, ok := mc.modelETag[d.ETag()]; !ok {
+			rt.Fatalf("after the restart, OnExpire(%s): a version never written", d)
+		}
+		if stored, ok := mc.m.Stored(d.ID()); ok {
+			rt.Fatalf("after the restart, OnExpire(%s): %s has a stored version, %s", d, d.ID(), stored.ETag)
+		}
+	}
+	mc.reported = nil
+	mc.sweptOffset = swept - c.Stats().Swept
 }
 
 // check runs after every operation.
@@ -490,7 +559,10 @@ func (mc *machine) check(rt *rapid.T) {
 	mc.requireSameDocs(rt, got, mc.m.Live(), "All")
 	requireEqual(rt, mc.m.Len(), mc.c.Len(), "Len")
 	st := mc.m.Stats()
-	requireEqual(rt, ttlstore.Stats{Live: st.Live, Expired: st.Expired, Swept: st.Swept}, mc.c.Stats(), "Stats")
+	gotSt := mc.c.Stats()
+	gotSt.Swept += mc.sweptOffset
+	gotSt.TornBytes, gotSt.LogSyncs = 0, 0 // the durable mode's own counts
+	requireEqual(rt, ttlstore.Stats{Live: st.Live, Expired: st.Expired, Swept: st.Swept}, gotSt, "Stats")
 
 	// OnExpire was called once for each version the model removed because
 	// it expired, and each was expired.
