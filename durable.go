@@ -167,10 +167,11 @@ func (d *durable) load(c *Collection, policy SyncPolicy) error {
 	}
 	base := uint64(1)
 	var etag uint64
+	var snapSize int64
 	found := false
 	if len(snaps) > 0 {
 		base = snaps[len(snaps)-1]
-		if etag, err = d.loadSnapshot(c, base); err != nil {
+		if etag, snapSize, err = d.loadSnapshot(c, base); err != nil {
 			return err
 		}
 		found = true
@@ -232,9 +233,10 @@ func (d *durable) load(c *Collection, policy SyncPolicy) error {
 		if f, err = d.fs.OpenAppend(name); err != nil {
 			return &ioError{op: "open " + name, err: err}
 		}
-		if last.torn > 0 {
+		if last.torn > 0 || last.size < wal.HeaderSize {
 			// Cut the torn record, so the next one follows the last
-			// good one; a log torn within its header starts anew.
+			// good one; a log torn within its header, or left empty
+			// by a crash right after its creation, starts anew.
 			err = f.Truncate(last.size)
 			if err == nil && last.size < wal.HeaderSize {
 				_, err = f.Write(wal.AppendHeader(nil, wal.KindLog))
@@ -251,7 +253,7 @@ func (d *durable) load(c *Collection, policy SyncPolicy) error {
 		d.torn = last.torn
 	}
 	d.log = newLogWriter(f, last.num, last.size, policy)
-	d.setCompactAt(0)
+	d.setCompactAt(snapSize)
 	return nil
 }
 
@@ -318,45 +320,45 @@ func (d *durable) openReader(c *Collection, name string, kind wal.Kind) (vfs.Fil
 }
 
 // loadSnapshot loads snapshot num into c and returns the last _etag it
-// records.
-func (d *durable) loadSnapshot(c *Collection, num uint64) (uint64, error) {
+// records and the snapshot's size.
+func (d *durable) loadSnapshot(c *Collection, num uint64) (etag uint64, size int64, err error) {
 	name := fileName(num, wal.KindSnapshot)
 	f, r, err := d.openReader(c, name, wal.KindSnapshot)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer f.Close()
-	var etag, count uint64
+	var count uint64
 	for i := 0; ; i++ {
 		off := r.Offset()
 		typ, p, err := r.Next()
 		if err == io.EOF {
 			// A snapshot is published whole: a tail is damage.
-			return 0, d.corrupt(name, r.Offset(), "ends without its end record")
+			return 0, 0, d.corrupt(name, r.Offset(), "ends without its end record")
 		} else if err != nil {
-			return 0, d.readError(name, err)
+			return 0, 0, d.readError(name, err)
 		}
 		switch {
 		case i == 0 && typ == recSnapInfo && len(p) == 12 && validDefault(int32(le.Uint32(p))):
 			c.def.Store(int32(le.Uint32(p)))
 			etag = le.Uint64(p[4:])
 		case i == 0:
-			return 0, d.corrupt(name, off, "does not start with its info record")
+			return 0, 0, d.corrupt(name, off, "does not start with its info record")
 		case typ == recPut:
 			e, err := decodePut(p)
 			if err != nil {
-				return 0, d.corrupt(name, off, err.Error())
+				return 0, 0, d.corrupt(name, off, err.Error())
 			}
 			c.applyPut(e)
 			etag = max(etag, e.etag)
 			count++
 		case typ == recSnapEnd && len(p) == 8 && le.Uint64(p) == count:
 			if _, _, err := r.Next(); err != io.EOF || r.Torn() > 0 {
-				return 0, d.corrupt(name, r.Offset(), "data after the end record")
+				return 0, 0, d.corrupt(name, r.Offset(), "data after the end record")
 			}
-			return etag, nil
+			return etag, r.Offset(), nil
 		default:
-			return 0, d.corrupt(name, off, "unexpected record of type "+strconv.Itoa(int(typ)))
+			return 0, 0, d.corrupt(name, off, "unexpected record of type "+strconv.Itoa(int(typ)))
 		}
 	}
 }
@@ -509,11 +511,14 @@ func (c *Collection) runCompactor() {
 
 // Compact rewrites a durable collection's log as a snapshot of its live
 // documents, the way the background compactor does when the log grows past
-// twice the live data (and 64 MiB), and returns when the snapshot is
-// published. Writers are held up only while one shard is copied (8 bytes a
-// document), readers not at all. An error leaves the directory loading to
-// the same documents. On a collection made by New it does nothing and
-// returns nil; after Close it returns ErrClosed.
+// twice the size of the last snapshot (and 64 MiB), and returns when the
+// snapshot is published. It holds no lock while it writes: a writer waits
+// for it only while its shard is copied (8 bytes a document), a reader not
+// at all, though both may wait longer on a disk busy writing the snapshot
+// (a write holds its shard's lock until its record is written to the OS,
+// and a reader of that shard waits for it). An error leaves the directory
+// loading to the same documents. On a collection made by New it does
+// nothing and returns nil; after Close it returns ErrClosed.
 func (c *Collection) Compact() error {
 	if c.closed.Load() {
 		return newError("compact", "", ErrClosed)
@@ -554,6 +559,11 @@ func (d *durable) compact(c *Collection) error {
 // capture returns the live documents (immutable entries: the references
 // are enough), the DefaultTTL they are under, and the last _etag issued.
 // It holds one shard's read lock at a time.
+//
+// It takes every shard's lock, even of a shard that looks empty: a write
+// whose record went to the old log before the rotation may still hold its
+// shard's lock, not yet applied, and the snapshot must wait for it, since
+// the old log is removed once the snapshot is published.
 func (c *Collection) capture() ([]*entry, int32, uint64) {
 	c.policyMu.RLock()
 	defer c.policyMu.RUnlock()
@@ -566,9 +576,6 @@ func (c *Collection) capture() ([]*entry, int32, uint64) {
 	var from bucket
 	for i := range c.shards {
 		s := &c.shards[i]
-		if s.size.Load() == 0 {
-			continue
-		}
 		s.mu.RLock()
 		live = s.index.appendLive(now, &from, live)
 		s.mu.RUnlock()

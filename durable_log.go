@@ -151,7 +151,9 @@ func (l *logWriter) flushLocked() (uint64, error) {
 		}
 		l.writing = true
 		batch, last, f := l.buf, l.next, l.f
-		l.buf = l.spare[:0]
+		// buf takes the spare array, which must stop being the spare:
+		// writers append to buf while this batch is written.
+		l.buf, l.spare = l.spare[:0], nil
 		l.mu.Unlock()
 		n, err := f.Write(batch)
 		l.mu.Lock()
