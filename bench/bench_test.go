@@ -172,4 +172,17 @@ func TestHistogram(t *testing.T) {
 	if h.Max() != time.Millisecond || h.Count() != 1000 {
 		t.Errorf("Max, Count = %v, %d", h.Max(), h.Count())
 	}
+	// Merged halves give the whole.
+	var odd, even Histogram
+	for i := 1; i <= 1000; i++ {
+		if i%2 == 1 {
+			odd.Record(time.Duration(i) * time.Microsecond)
+		} else {
+			even.Record(time.Duration(i) * time.Microsecond)
+		}
+	}
+	odd.Merge(&even)
+	if odd != h {
+		t.Errorf("Merge of the odd and even halves differs from the whole")
+	}
 }

@@ -75,3 +75,12 @@ func (h *Histogram) Quantile(q float64) time.Duration {
 	}
 	return h.max
 }
+
+// Merge adds the durations recorded in o to h.
+func (h *Histogram) Merge(o *Histogram) {
+	for b, c := range o.counts {
+		h.counts[b] += c
+	}
+	h.n += o.n
+	h.max = max(h.max, o.max)
+}

@@ -19,24 +19,31 @@ func BenchmarkReadHit(b *testing.B) {
 func BenchmarkReadHitParallel(b *testing.B) {
 	forEachKind(b, nil, func(b *testing.B, k Kind) {
 		s, order := filled(k, n100k, Config{})
-		b.ReportAllocs()
-		var start, misses atomic.Int64
-		b.ResetTimer()
-		b.RunParallel(func(pb *testing.PB) {
-			i := int(start.Add(1)) * 7919 * 131
-			miss := 0
-			for pb.Next() {
-				if !s.Get(order[i&orderMask]) {
-					miss++
-				}
-				i++
-			}
-			misses.Add(int64(miss))
-		})
-		if n := misses.Load(); n > 0 {
-			b.Fatalf("%s: %d of the reads of live documents missed", k.Name, n)
-		}
+		benchParallelReads(b, s, order)
 	})
+}
+
+// benchParallelReads reads the ids of order on GOMAXPROCS goroutines
+// (b.RunParallel), each from its own offset, and fails unless every read
+// found a document.
+func benchParallelReads(b *testing.B, s getter, order []string) {
+	b.ReportAllocs()
+	var start, misses atomic.Int64
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := int(start.Add(1)) * 7919 * 131
+		miss := 0
+		for pb.Next() {
+			if !s.Get(order[i&orderMask]) {
+				miss++
+			}
+			i++
+		}
+		misses.Add(int64(miss))
+	})
+	if n := misses.Load(); n > 0 {
+		b.Fatalf("%d of the reads of live documents missed", n)
+	}
 }
 
 // BenchmarkReadHitScale is BenchmarkReadHit for ttlstore and otter at 10k,
@@ -83,9 +90,15 @@ func BenchmarkReadHitExpiryClock(b *testing.B) {
 	})
 }
 
+// getter is what the read workloads need of a store: a Store, or a
+// DurableStore.
+type getter interface {
+	Get(id string) (found bool)
+}
+
 // benchReads reads order[i] in a b.Loop and fails unless every read found a
 // document (want) or none did (!want).
-func benchReads(b *testing.B, s Store, order []string, want bool) {
+func benchReads(b *testing.B, s getter, order []string, want bool) {
 	b.ReportAllocs()
 	i, wrong := 0, 0
 	for b.Loop() {
