@@ -553,3 +553,116 @@ func restartChain(t *testing.T, seed uint64) {
 		}
 	}
 }
+
+// TestDurableFaultAtEveryStep runs one fixed history (writes, a delete, a
+// DefaultTTL change, two compactions) and, for every file-system operation
+// it makes, runs it again with that one operation failing: every step of
+// writing the log, syncing it, creating the next log, writing, syncing and
+// renaming the snapshot, syncing the directory, removing the old files.
+// After each, a power loss; the directory must reopen to the acknowledged
+// state, or to that plus the write in flight.
+func TestDurableFaultAtEveryStep(t *testing.T) {
+	history := func(c *ttlstore.Collection, clk *clock.Mock, step func(error) bool) {
+		for i := range 6 {
+			_, err := c.Upsert([]byte(fmt.Sprintf(`{"id":"d%d","v":%d}`, i%4, i)))
+			if !step(err) {
+				return
+			}
+		}
+		if !step(c.Delete("d1")) || !step(c.Compact()) {
+			return
+		}
+		clk.Add(time.Second)
+		if !step(c.SetDefaultTTL(ttlstore.TTL(60))) {
+			return
+		}
+		for i := range 3 {
+			_, err := c.Upsert([]byte(fmt.Sprintf(`{"id":"e%d"}`, i)))
+			if !step(err) {
+				return
+			}
+		}
+		step(c.Compact())
+	}
+	// Count the operations of a run without faults.
+	fsys := vfs.NewMemFS()
+	clk := newMock()
+	c, err := openMem(t, fsys, clk, ttlstore.SyncAlways, 1<<30)
+	require.NoError(t, err)
+	before := fsys.Ops()
+	history(c, clk, func(err error) bool { require.NoError(t, err); return true })
+	steps := fsys.Ops() - before
+	require.NoError(t, c.Close())
+	require.Greater(t, steps, int64(40))
+
+	for k := int64(1); k <= steps; k++ {
+		fsys := vfs.NewMemFS()
+		clk := newMock()
+		c, err := openMem(t, fsys, clk, ttlstore.SyncAlways, 1<<30)
+		require.NoError(t, err)
+		fsys.SetHook(vfs.FailNth(k, nil))
+		acked := shownOf(c)
+		var inflight *shown
+		history(c, clk, func(err error) bool {
+			switch {
+			case err == nil:
+				acked = shownOf(c)
+				return true
+			case errors.Is(err, ttlstore.ErrIO):
+				if inflight == nil {
+					s := shownOf(c)
+					inflight = &s
+				}
+				// A failed compaction does not stop the log: go on.
+				return true
+			case errors.Is(err, ttlstore.ErrNotFound): // a write before it failed
+				return true
+			}
+			require.NoError(t, err, "step %d", k)
+			return false
+		})
+		crashed := fsys.Crash(rand.New(rand.NewPCG(uint64(k), 3)), true)
+		c.Close()
+		c2, err := openMem(t, crashed, clk, ttlstore.SyncAlways, 1<<30)
+		require.NoError(t, err, "fault at step %d of %d: the directory does not reopen", k, steps)
+		require.NoError(t, c2.CheckInvariants())
+		got := shownOf(c2)
+		if !got.equal(acked) && (inflight == nil || !got.equal(*inflight)) {
+			t.Fatalf("fault at step %d of %d: reopened to\n  %v\nwant\n  %v\nor\n  %v", k, steps, got, acked, inflight)
+		}
+		require.NoError(t, c2.Close())
+	}
+	t.Logf("a fault at each of %d steps, each reopened correctly", steps)
+}
+
+// TestDurableGroupCommit: concurrent SyncAlways writers share fsyncs, and
+// every write that returned survives a power loss.
+func TestDurableGroupCommit(t *testing.T) {
+	fsys := vfs.NewMemFS()
+	c, err := openMem(t, fsys, newMock(), ttlstore.SyncAlways, 1<<30)
+	require.NoError(t, err)
+	const writers, each = 32, 50
+	errs := make(chan error, writers)
+	for w := range writers {
+		go func() {
+			for i := range each {
+				if _, err := c.Upsert([]byte(fmt.Sprintf(`{"id":"w%d-%d"}`, w, i))); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range writers {
+		require.NoError(t, <-errs)
+	}
+	syncs := c.Stats().LogSyncs
+	t.Logf("%d writes, %d fsyncs", writers*each, syncs)
+	assert.Less(t, syncs, uint64(writers*each), "no fsync was shared")
+	c2, err := openMem(t, fsys.Crash(nil, false), newMock(), ttlstore.SyncAlways, 1<<30)
+	require.NoError(t, err)
+	defer c2.Close()
+	c.Close()
+	assert.Equal(t, writers*each, c2.Len())
+}

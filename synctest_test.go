@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ttlstore/ttlstore"
+	"github.com/ttlstore/ttlstore/internal/vfs"
 )
 
 // TestSynctestMonthOverSpreadExpiries runs a Collection on the default clock
@@ -52,5 +53,36 @@ func TestSynctestMonthOverSpreadExpiries(t *testing.T) {
 		assert.Equal(t, int64(n), reported.Load())
 		assert.Equal(t, ttlstore.Stats{Swept: uint64(n)}, c.Stats())
 		require.NoError(t, c.CheckInvariants())
+	})
+}
+
+// TestSynctestSyncEverySecond: under SyncEverySecond a write is fsynced
+// about a second after it returns, by the background syncer, so a power
+// loss after that second keeps it. The syncer runs on the real clock (here
+// the bubble's) and arms a timer only while something is unsynced: a month
+// with no writes costs no sync.
+func TestSynctestSyncEverySecond(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		fsys := vfs.NewMemFS()
+		c, err := ttlstore.OpenFS(fsys, "db", ttlstore.Options{Sync: ttlstore.SyncEverySecond}, 1<<30, false)
+		require.NoError(t, err)
+		defer c.Close()
+		_, err = c.Upsert([]byte(`{"id":"a"}`))
+		require.NoError(t, err)
+		synctest.Wait()
+		assert.Zero(t, c.Stats().LogSyncs, "synced at once under SyncEverySecond")
+
+		time.Sleep(1100 * time.Millisecond)
+		synctest.Wait()
+		assert.Equal(t, uint64(1), c.Stats().LogSyncs, "not synced a second later")
+
+		time.Sleep(30 * 24 * time.Hour)
+		synctest.Wait()
+		assert.Equal(t, uint64(1), c.Stats().LogSyncs, "synced with nothing to sync")
+
+		c2, err := ttlstore.OpenFS(fsys.Crash(nil, false), "db", ttlstore.Options{}, 1<<30, false)
+		require.NoError(t, err)
+		defer c2.Close()
+		assert.Equal(t, 1, c2.Len(), "a write synced a second after it was lost in a power loss")
 	})
 }
