@@ -122,6 +122,21 @@
 // A test that wants to see the background sweeper's work waits on
 // OnExpire; one that wants it done at a known point calls Sweep.
 //
+// # Durable collections
+//
+// Open returns a Collection kept in a directory, with the same API and
+// rules: every write is appended to a log (and, under SyncAlways, fsynced,
+// with concurrent writers sharing one fsync) before it returns, and Open
+// replays the newest snapshot and the logs after it. A restart or a crash
+// changes nothing observable: documents come back with their _ts, _etag and
+// ttl, expiry stays absolute, and nothing deleted or expired returns.
+// Options.Sync chooses what a power loss may lose (SyncPolicy). A torn
+// record at the end of the log is cut (Stats.TornBytes); any other damage
+// is ErrCorrupt. A failed write or fsync (ErrIO) is final: later writes
+// fail, reads go on. The log is compacted into a snapshot in the background,
+// or by Compact. All disk access goes through internal/vfs, and the files'
+// format is written out in durable_record.go and internal/wal.
+//
 // # Concurrency
 //
 // A Collection is safe for concurrent use by any number of goroutines. The
