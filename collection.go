@@ -162,6 +162,8 @@ type Collection struct {
 	// d is the durable mode's state; nil for a collection made by New.
 	d *durable
 
+	loads loadTable // ReadOrLoad's loads in progress (readthrough.go); the zero value is ready
+
 	closed    atomic.Bool
 	closeOnce sync.Once
 	done      chan struct{} // closed by Close: the sweeper must stop

@@ -1,0 +1,353 @@
+package ttlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Read-through loading: ReadOrLoad, and the table of loads in progress that
+// makes concurrent misses of one id share one load.
+
+// ErrLoadPanicked is returned by ReadOrLoad, to every caller waiting for a
+// load, when the load function panicked (or called runtime.Goexit) instead
+// of returning. The panic goes no further. The message holds the panic
+// value; when that value is an error, errors.Is and errors.As find it too.
+var ErrLoadPanicked = errors.New("load panicked")
+
+// ErrLoadCycle is returned by ReadOrLoad when a load function calls it,
+// with its load's context or one derived from it, for the id being loaded,
+// or for an id that one of the loads it was called from is loading: waiting
+// for that load would wait for itself.
+var ErrLoadCycle = errors.New("load waits for itself")
+
+// opReadOrLoad names ReadOrLoad in its errors; opLoad names the load
+// function in the errors it causes.
+const (
+	opReadOrLoad = "read or load"
+	opLoad       = "load"
+)
+
+// ReadOrLoad returns the live document with the given id; when there is
+// none (never stored, deleted, or expired, swept or not), it calls load to
+// fetch it, stores what load returns and returns the stored document: the
+// read-through pattern of a cache in front of a slower source.
+//
+// A hit is a Read: it costs what Read costs and allocates nothing. On a
+// miss, load is called once for all the callers that miss the same id while
+// it runs: they wait for the load in progress rather than start another.
+// Loads of different ids run in parallel. Before it calls load, the load
+// reads the id again, so a caller that missed just as an earlier load stored
+// the document gets that document, without a second load. A miss costs the
+// load and a Create of what it returns, and about 2.5 µs more than a Read
+// and a Create written by hand (BenchmarkLoadMiss in the bench module):
+// most of it to run load on a goroutine of its own, so that the callers can
+// stop waiting whatever load does, the rest a dozen small allocations.
+//
+// load returns anything Create accepts: JSON as []byte or json.RawMessage, a
+// Document, or a value that marshals to an object. Its id must be id:
+// otherwise every waiting caller gets an error matching ErrInvalidDocument
+// that names both ids, and nothing is stored. A document Create would refuse
+// is refused the same way (ErrInvalidDocument, ErrInvalidTTL, ErrTooLarge).
+// The document is stored with Create, as any write: it gets a new _ts and
+// _etag, expires by the collection's TTL rules, and is logged on a durable
+// collection (Open). So a write of the id made while load ran wins: if a
+// live document has the id when load returns, the callers get that one and
+// the loaded one is dropped. The callers get what is stored.
+//
+// An error from load reaches every waiting caller, wrapped: errors.Is finds
+// it, and the message names the id. It is not remembered: the next miss
+// calls load again. (To cache that the source has no such document, have
+// load return a document that says so.) A panic in load is recovered on the
+// load's goroutine: every waiting caller gets an error matching
+// ErrLoadPanicked, and the process goes on.
+//
+// # Contexts
+//
+// ctx bounds the caller's wait, not the load. A caller whose ctx ends stops
+// waiting at once and gets ctx.Err(), unwrapped; the load goes on for the
+// callers still waiting. A ctx already done still gets a live document, but
+// starts or joins no load. load runs on a goroutine of its own, with a
+// context that carries the values of the ctx of the caller that started it
+// but not its deadline or cancellation. That context is cancelled when
+// load returns, and before that when no caller waits any longer: every
+// waiting caller's ctx ended, or the collection was closed. A load whose
+// context was cancelled so is abandoned: a caller that misses afterwards
+// starts another load, and what the abandoned one returns is stored (if it
+// can be, as above) but returned to no one.
+//
+// load may call any method of the collection, ReadOrLoad of other ids
+// included: no lock is held while it runs. It must not wait for a load of
+// its own id, which waits for it. ReadOrLoad detects this when given a
+// context derived from the load's (as it should be): called for the id
+// being loaded, or for one that a load further up the chain of loads that
+// called it is loading, it returns an error matching ErrLoadCycle at once.
+// Called with an unrelated context, it would wait until that context ends
+// or the collection is closed.
+//
+// # Close
+//
+// Close does not wait for loads. A caller waiting for a load gets ErrClosed
+// as soon as Close is called (or the load's result, if it came at the same
+// moment), so the load's context is cancelled once those callers are gone.
+// What load returns after Close is not stored, and its goroutine ends when
+// load returns: a load that ignores its context keeps it until then. After
+// Close, ReadOrLoad returns ErrClosed without calling load, as Read does.
+//
+// load must not be nil; ReadOrLoad panics if it is.
+func (c *Collection) ReadOrLoad(ctx context.Context, id string, load func(ctx context.Context, id string) (any, error)) (Document, error) {
+	if load == nil {
+		panic("ttlstore: ReadOrLoad with a nil load function")
+	}
+	d, err := c.Read(id)
+	switch {
+	case err == nil:
+		return d, nil
+	case errors.Is(err, ErrClosed):
+		return Document{}, newError(opReadOrLoad, id, ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return Document{}, err
+	}
+	up, cycle := loadChain(ctx, c, id)
+	if cycle {
+		return Document{}, newError(opReadOrLoad, id, ErrLoadCycle)
+	}
+
+	p := c.loads.part(c.seed, id)
+	p.mu.Lock()
+	call := p.calls[id]
+	if call != nil {
+		call.waiters++
+		p.mu.Unlock()
+		return c.awaitLoad(ctx, p, id, call)
+	}
+	call = &loadCall{values: ctx, c: c, id: id, up: up, done: make(chan struct{}), waiters: 1}
+	lctx, cancel := context.WithCancel(call)
+	call.cancel = cancel
+	if p.calls == nil {
+		p.calls = make(map[string]*loadCall)
+	}
+	p.calls[id] = call
+	p.mu.Unlock()
+
+	go c.runLoad(lctx, p, id, call, load)
+	return c.awaitLoad(ctx, p, id, call)
+}
+
+// awaitLoad waits, as one of its waiters, for call to finish, ctx to end or
+// the collection to close, whichever comes first.
+func (c *Collection) awaitLoad(ctx context.Context, p *loadPart, id string, call *loadCall) (Document, error) {
+	select {
+	case <-call.done:
+		return call.doc, call.err
+	case <-ctx.Done():
+		p.leave(id, call)
+		return Document{}, ctx.Err()
+	case <-c.done:
+		p.leave(id, call)
+		return Document{}, newError(opReadOrLoad, id, ErrClosed)
+	}
+}
+
+// runLoad is the goroutine of one load: it loads and stores id, publishes
+// the result to call's waiters, and takes call out of the table. Whatever
+// load does, panic and runtime.Goexit included, the waiters are released.
+func (c *Collection) runLoad(ctx context.Context, p *loadPart, id string, call *loadCall, load func(context.Context, string) (any, error)) {
+	var (
+		doc      Document
+		err      error
+		returned bool
+	)
+	defer func() {
+		if !returned {
+			err = &loadPanicError{id: id, value: recover()}
+		}
+		p.mu.Lock()
+		if p.calls[id] == call {
+			delete(p.calls, id)
+		}
+		p.mu.Unlock()
+		call.doc, call.err = doc, err
+		close(call.done)
+		call.cancel()
+	}()
+	doc, err = c.loadAndStore(ctx, id, load)
+	returned = true
+}
+
+// loadAndStore calls load for id, unless a live document has appeared since
+// the caller missed it, and stores what load returns.
+func (c *Collection) loadAndStore(ctx context.Context, id string, load func(context.Context, string) (any, error)) (Document, error) {
+	if d, err := c.Read(id); err == nil {
+		return d, nil
+	} else if errors.Is(err, ErrClosed) {
+		return Document{}, newError(opReadOrLoad, id, ErrClosed)
+	}
+	v, err := load(ctx, id)
+	if err != nil {
+		return Document{}, &opError{op: opLoad, id: id, err: err}
+	}
+	return c.storeLoaded(id, v)
+}
+
+// storeLoaded stores v, which load returned for id, unless a live document
+// has the id, and returns the document the id then has.
+func (c *Collection) storeLoaded(id string, v any) (Document, error) {
+	e, err := c.prepare(opLoad, v)
+	if err != nil {
+		var oe *opError
+		if errors.As(err, &oe) && oe.id == "" {
+			oe.id = id
+		}
+		return Document{}, err
+	}
+	if got := e.id(); got != id {
+		return Document{}, newErrorDetail(opLoad, id, ErrInvalidDocument,
+			"the loaded document's id is "+strconv.Quote(got)+", not "+strconv.Quote(id))
+	}
+	// Create validates the entry's JSON again; it cannot fail on it.
+	src := &Document{e: e}
+	for {
+		d, err := c.Create(src)
+		if !errors.Is(err, ErrConflict) {
+			return d, c.loadError(id, err)
+		}
+		// Written while load ran: that write wins.
+		d, err = c.Read(id)
+		if !errors.Is(err, ErrNotFound) {
+			return d, c.loadError(id, err)
+		}
+		// Deleted, or expired, since Create looked: absent again, so
+		// the loaded document may go in.
+	}
+}
+
+// loadError names ReadOrLoad and id in err if it is ErrClosed, which Create
+// and Read report without the id; it returns other errors, and nil, as they
+// are.
+func (c *Collection) loadError(id string, err error) error {
+	if errors.Is(err, ErrClosed) {
+		return newError(opReadOrLoad, id, ErrClosed)
+	}
+	return err
+}
+
+// loadPanicError is the error of a load that panicked, or called
+// runtime.Goexit (value nil). It matches ErrLoadPanicked and, when the panic
+// value is an error, that error.
+type loadPanicError struct {
+	id    string
+	value any
+}
+
+func (e *loadPanicError) Error() string {
+	what := "called runtime.Goexit"
+	if e.value != nil {
+		what = fmt.Sprintf("panic: %v", e.value)
+	}
+	return "ttlstore: " + opLoad + " " + strconv.Quote(e.id) + ": " + what + ": " + ErrLoadPanicked.Error()
+}
+
+func (e *loadPanicError) Unwrap() []error {
+	if err, ok := e.value.(error); ok {
+		return []error{ErrLoadPanicked, err}
+	}
+	return []error{ErrLoadPanicked}
+}
+
+// loadKey is the key of the context value that says which load a load's
+// context belongs to: its *loadCall.
+type loadKey struct{}
+
+// loadChain returns the load ctx belongs to, if any, and whether that load
+// or one of the loads up its chain is loading id into c.
+func loadChain(ctx context.Context, c *Collection, id string) (*loadCall, bool) {
+	top, _ := ctx.Value(loadKey{}).(*loadCall)
+	for l := top; l != nil; l = l.up {
+		if l.c == c && l.id == id {
+			return top, true
+		}
+	}
+	return top, false
+}
+
+// loadPartBits is the log2 of how many independently locked parts a
+// loadTable has, so that misses of different ids seldom wait for each other.
+const loadPartBits = 4
+
+// loadTable holds a Collection's loads in progress, by id. Its zero value is
+// an empty table: each part makes its map on first use.
+type loadTable struct {
+	parts [1 << loadPartBits]loadPart
+}
+
+// loadPart holds the loads in progress of the ids that hash to it.
+type loadPart struct {
+	// mu protects calls, and the waiters of every call in it.
+	mu    sync.Mutex
+	calls map[string]*loadCall
+	_     [48]byte // keeps neighbouring parts' mutexes off one cache line
+}
+
+// part returns the part of t that holds the loads of id.
+func (t *loadTable) part(seed maphash.Seed, id string) *loadPart {
+	// The top bits: the collection's shards use the bottom ones.
+	return &t.parts[maphash.String(seed, id)>>(64-loadPartBits)]
+}
+
+// loadCall is one load in progress and, once done is closed, its result.
+//
+// It is also the root of the load's context, which is context.WithCancel
+// of it: a context.Context that carries the values of values (the ctx of the
+// caller that started the load) and itself under loadKey, and has no
+// deadline and no cancellation of its own. One allocation instead of the
+// three of context.WithValue(context.WithoutCancel(ctx), loadKey{}, ...).
+// It is never handed out bare: the context package's own keys are then
+// answered by the cancelCtx around it, never by values.
+type loadCall struct {
+	values context.Context
+	c      *Collection
+	id     string
+	up     *loadCall // the load values comes from, if any: the chain ErrLoadCycle looks up
+
+	done chan struct{} // closed once doc and err are set
+	doc  Document
+	err  error
+	// waiters is how many callers wait for done; the part's mu protects
+	// it. When the last one leaves before done is closed, the load is
+	// abandoned: it leaves the table and its context is cancelled.
+	waiters int
+	cancel  context.CancelFunc // cancels the load's context
+}
+
+// Deadline, Done, Err and Value make a loadCall the context.Context
+// described above.
+func (l *loadCall) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (l *loadCall) Done() <-chan struct{}       { return nil }
+func (l *loadCall) Err() error                  { return nil }
+func (l *loadCall) Value(key any) any {
+	if key == (loadKey{}) {
+		return l
+	}
+	return l.values.Value(key)
+}
+
+// leave takes a caller that stops waiting for call, the load of id, off its
+// waiters, and abandons the load if that was the last one.
+func (p *loadPart) leave(id string, call *loadCall) {
+	p.mu.Lock()
+	call.waiters--
+	last := call.waiters == 0
+	if last && p.calls[id] == call {
+		delete(p.calls, id)
+	}
+	p.mu.Unlock()
+	if last {
+		call.cancel()
+	}
+}
