@@ -148,6 +148,9 @@
 // before yielding (see Query) and hold no lock while the caller's loop runs.
 // SetDefaultTTL holds every lock while it re-resolves the documents.
 //
+// ReadOrLoad runs each load on a goroutine of its own; Close does not wait
+// for a load in progress (see ReadOrLoad), but its callers stop waiting.
+//
 // Close stops the sweeper and waits for it; no goroutine is left behind.
 // After Close, calls that change or read one document return ErrClosed;
 // Len, Stats, All, Query and Sweep go on working on what was stored.
