@@ -164,6 +164,11 @@ type Collection struct {
 
 	loads loadTable // ReadOrLoad's loads in progress (readthrough.go); the zero value is ready
 
+	// views are the Typed views' caches (typed.go), told of every entry
+	// replaced or removed, after the removal and with no lock held. The
+	// zero value has none.
+	views typedViews
+
 	closed    atomic.Bool
 	closeOnce sync.Once
 	done      chan struct{} // closed by Close: the sweeper must stop
@@ -378,6 +383,9 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 	s.mu.Unlock()
 
 	c.noteExpiry(exp)
+	if had {
+		c.views.forget(old)
+	}
 	if had && !oldLive {
 		c.swept.Add(1)
 		c.report([]slot{{e: old, exp: oldExp}})
@@ -604,6 +612,7 @@ func (c *Collection) remove(op, id, ifMatch string, checkMatch bool) error {
 	}
 	s.deleteLocked(h, e, exp)
 	s.mu.Unlock()
+	c.views.forget(e)
 	return c.synced(lsn)
 }
 
@@ -658,6 +667,7 @@ func (c *Collection) Touch(id string) (Document, error) {
 	s.storeLocked(h, e, exp, ref, oldExp, c.seed)
 	s.mu.Unlock()
 	c.noteExpiry(exp)
+	c.views.forget(old)
 	if err := c.synced(lsn); err != nil {
 		return Document{}, err
 	}
@@ -837,6 +847,7 @@ func (c *Collection) SetDefaultTTL(ttl *int32) error {
 
 	c.swept.Add(uint64(len(purged)))
 	c.wakeSweeper()
+	c.views.forgetAll(purged)
 	c.report(purged)
 	return c.synced(lsn)
 }

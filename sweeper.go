@@ -120,6 +120,7 @@ func (c *Collection) sweep(stop <-chan struct{}) int {
 			removed := c.sweepBatch(s, now, &b)
 			c.swept.Add(uint64(len(removed)))
 			total += len(removed)
+			c.views.forgetAll(removed)
 			c.report(removed)
 			b.clear() // let the removed documents be collected
 			select {

@@ -1,0 +1,381 @@
+package ttlstore
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/maphash"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// CheckCache verifies a Typed view's cache against its collection: every
+// cached value is filed under an entry the collection stores, and the
+// counters agree with what the maps hold. It is meant for tests, when no
+// call on the collection is in progress (the ones that run concurrently
+// with a removal may hold, for a moment, a value that the removal's forget
+// or their own check is about to drop).
+func (t *Typed[T]) CheckCache() error {
+	var n, bytes int64
+	for i := range t.shards {
+		s := &t.c.shards[i]
+		s.mu.RLock()
+		err := t.checkShard(i, &t.shards[i], &n, &bytes)
+		s.mu.RUnlock()
+		if err != nil {
+			return err
+		}
+	}
+	if got := t.n.Load(); got != n {
+		return fmt.Errorf("typed cache: CacheLen %d, maps hold %d", got, n)
+	}
+	if got := t.bytes.Load(); got != bytes {
+		return fmt.Errorf("typed cache: CacheBytes %d, tables and values add up to %d", got, bytes)
+	}
+	return nil
+}
+
+// checkShard checks shard i, and adds its values and their sizes to n and
+// bytes. The collection's shards[i].mu must be held.
+func (t *Typed[T]) checkShard(i int, sh *typedShard[T], n, bytes *int64) error {
+	if sh.slots == nil {
+		if sh.n != 0 || sh.hashes != nil {
+			return fmt.Errorf("typed cache: shard %d has no table but counts %d values", i, sh.n)
+		}
+		return nil
+	}
+	size := len(sh.slots)
+	if len(sh.hashes) != size {
+		return fmt.Errorf("typed cache: shard %d has %d slots but %d hashes", i, size, len(sh.hashes))
+	}
+	switch {
+	case size < minTypedSlots || size&(size-1) != 0:
+		return fmt.Errorf("typed cache: shard %d has %d slots", i, size)
+	case sh.n == 0 || sh.n*4 > size*3 || size > minTypedSlots && sh.n*4 < size:
+		return fmt.Errorf("typed cache: shard %d holds %d values in %d slots", i, sh.n, size)
+	}
+	count := 0
+	for j, sl := range sh.slots {
+		e := sl.e
+		if e == nil {
+			continue
+		}
+		count++
+		h := maphash.String(t.c.seed, e.id())
+		if h != sh.hashes[j] {
+			return fmt.Errorf("typed cache: %q is filed with hash %x, not %x", e.id(), sh.hashes[j], h)
+		}
+		if h&(numShards-1) != uint64(i) {
+			return fmt.Errorf("typed cache: %q is in shard %d, not %d", e.id(), i, h&(numShards-1))
+		}
+		for k := sh.home(h); k != j; k = (k + 1) & (size - 1) {
+			if sh.slots[k].e == nil {
+				return fmt.Errorf("typed cache: shard %d: %q is at %d, cut off from its home %d by the empty slot %d", i, e.id(), j, sh.home(h), k)
+			}
+		}
+		if t.c.shards[i].docs.get(h, e.id()) != e {
+			return fmt.Errorf("typed cache: holds a value for %q (_etag %d), which is no longer stored", e.id(), e.etag)
+		}
+		*bytes += t.valueSize(e)
+	}
+	if count != sh.n {
+		return fmt.Errorf("typed cache: shard %d counts %d values, holds %d", i, sh.n, count)
+	}
+	*bytes += int64(size) * t.slotSize
+	*n += int64(count)
+	return nil
+}
+
+type tag string
+
+type point struct {
+	X int16   `json:"x"`
+	Y float64 `json:"y"`
+}
+
+type flatDoc struct {
+	ID      string    `json:"id"`
+	TTL     int32     `json:"ttl,omitempty"`
+	Name    string    `json:"name"`
+	Score   float64   `json:"score"`
+	Seen    time.Time `json:"seen"`
+	Pair    [2]string `json:"pair"`
+	Address struct {
+		City string `json:"city"`
+	} `json:"address"`
+}
+
+type node struct {
+	Name string  `json:"name"`
+	Kids []node  `json:"kids"`
+	Next *node   `json:"next"`
+	More []*node `json:"more"`
+}
+
+type deepDoc struct {
+	ID     string             `json:"id"`
+	Tags   []string           `json:"tags"`
+	Attrs  map[string][]int   `json:"attrs"`
+	Best   *flatDoc           `json:"best"`
+	Extra  any                `json:"extra"`
+	Grid   [2][]int           `json:"grid"`
+	Raw    json.RawMessage    `json:"raw"`
+	Tree   node               `json:"tree"`
+	ByName map[string]*node   `json:"by_name"`
+	Iface  map[string]any     `json:"iface"`
+	hidden []int              // not decoded, but copied as any field is
+	Nested []map[string][]any `json:"nested"`
+}
+
+// TestFixupFor checks which types get a fixup, and that a fixed-up copy of
+// a value equals it and shares no writable memory with it.
+func TestFixupFor(t *testing.T) {
+	tree := `{"name":"root","kids":[{"name":"a","kids":[{"name":"aa"}]}],"next":{"name":"n","next":{"name":"nn"}},"more":[{"name":"m"},null]}`
+	deep := `{"id":"d","tags":["x","y"],"attrs":{"a":[1,2],"b":[]},"best":{"id":"b","name":"n","pair":["p","q"]},` +
+		`"extra":{"k":[1,"two",{"three":[3]}],"s":"str"},"grid":[[1],[2,3]],"raw":{"r":[1]},"tree":` + tree + `,` +
+		`"by_name":{"t":` + tree + `,"nil":null},"iface":{"m":{"x":1},"l":[[1]],"n":null,"f":1.5},"nested":[{"q":[{"z":[1]}]}]}`
+	cases := []struct {
+		name   string
+		typ    reflect.Type
+		json   string
+		needed bool // whether a copy needs a fixup
+	}{
+		{"int", reflect.TypeFor[int](), `1`, false},
+		{"string", reflect.TypeFor[string](), `"s"`, false},
+		{"time", reflect.TypeFor[time.Time](), `"2026-11-20T09:00:00+02:00"`, false},
+		{"flat struct", reflect.TypeFor[flatDoc](), `{"id":"f","name":"n","seen":"2026-11-20T09:00:00Z","pair":["a","b"],"address":{"city":"c"}}`, false},
+		{"array of strings", reflect.TypeFor[[3]string](), `["a","b","c"]`, false},
+		{"empty array of slices", reflect.TypeFor[[0][]int](), `[]`, false},
+		{"pointer to flat", reflect.TypeFor[*flatDoc](), `{"id":"f","name":"n"}`, true},
+		{"slice", reflect.TypeFor[[]int](), `[1,2,3]`, true},
+		{"empty slice", reflect.TypeFor[[]int](), `[]`, true},
+		{"nil slice", reflect.TypeFor[[]int](), `null`, true},
+		{"named strings", reflect.TypeFor[[]tag](), `["a","b"]`, true},
+		{"small numbers", reflect.TypeFor[[]int16](), `[1,2,3]`, true},
+		{"flat structs", reflect.TypeFor[[]point](), `[{"x":1,"y":2.5},{"x":3}]`, true},
+		{"slices of slices", reflect.TypeFor[[][]float64](), `[[1],[],null,[2,3]]`, true},
+		{"map", reflect.TypeFor[map[string]int](), `{"a":1}`, true},
+		{"any", reflect.TypeFor[any](), `{"a":[1,{"b":"c"}]}`, true},
+		{"any string", reflect.TypeFor[any](), `"s"`, true},
+		{"recursive", reflect.TypeFor[node](), tree, true},
+		{"deep", reflect.TypeFor[deepDoc](), deep, true},
+		{"pointer to deep", reflect.TypeFor[*deepDoc](), deep, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fn := fixupFor(tc.typ)
+			require.Equal(t, tc.needed, fn != nil)
+			require.Equal(t, reflect.ValueOf(fn).Pointer(), reflect.ValueOf(fixupFor(tc.typ)).Pointer(), "built once")
+			orig := reflect.New(tc.typ)
+			require.NoError(t, json.Unmarshal([]byte(tc.json), orig.Interface()))
+			if d, ok := orig.Interface().(*deepDoc); ok {
+				d.hidden = []int{1, 2}
+			}
+			cp := reflect.New(tc.typ)
+			cp.Elem().Set(orig.Elem())
+			if fn != nil {
+				fn(cp.UnsafePointer())
+			}
+			require.True(t, reflect.DeepEqual(orig.Elem().Interface(), cp.Elem().Interface()))
+			if p := sharedMemory(orig.Elem(), cp.Elem(), "v"); p != "" {
+				t.Fatalf("the copy shares %s with the original", p)
+			}
+		})
+	}
+}
+
+// sharedMemory returns the path of the first slice array, map or pointer
+// target that a and b (of one type) share, or "". A time.Time's location
+// is meant to be shared.
+func sharedMemory(a, b reflect.Value, path string) string {
+	if a.Type() == timeType {
+		return ""
+	}
+	switch a.Kind() {
+	case reflect.Pointer:
+		if a.IsNil() {
+			return ""
+		}
+		if a.Pointer() == b.Pointer() && a.Type().Elem().Size() > 0 {
+			return path
+		}
+		return sharedMemory(a.Elem(), b.Elem(), "(*"+path+")")
+	case reflect.Slice:
+		if b.Cap() > 0 && a.Pointer() == b.Pointer() {
+			return path
+		}
+		for i := range a.Len() {
+			if p := sharedMemory(a.Index(i), b.Index(i), fmt.Sprintf("%s[%d]", path, i)); p != "" {
+				return p
+			}
+		}
+	case reflect.Array:
+		for i := range a.Len() {
+			if p := sharedMemory(a.Index(i), b.Index(i), fmt.Sprintf("%s[%d]", path, i)); p != "" {
+				return p
+			}
+		}
+	case reflect.Map:
+		if a.IsNil() {
+			return ""
+		}
+		if a.Pointer() == b.Pointer() {
+			return path
+		}
+		for it := a.MapRange(); it.Next(); {
+			if p := sharedMemory(it.Value(), b.MapIndex(it.Key()), fmt.Sprintf("%s[%v]", path, it.Key())); p != "" {
+				return p
+			}
+		}
+	case reflect.Interface:
+		if a.IsNil() {
+			return ""
+		}
+		return sharedMemory(a.Elem(), b.Elem(), path+".(type)")
+	case reflect.Struct:
+		for i := range a.NumField() {
+			if p := sharedMemory(a.Field(i), b.Field(i), path+"."+a.Type().Field(i).Name); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// TestHoldsHeap checks which types count their JSON in CacheBytes.
+func TestHoldsHeap(t *testing.T) {
+	cases := []struct {
+		typ  reflect.Type
+		want bool
+	}{
+		{reflect.TypeFor[int](), false},
+		{reflect.TypeFor[struct {
+			A int
+			B [4]float64
+		}](), false},
+		{reflect.TypeFor[[0]string](), false},
+		{reflect.TypeFor[string](), true},
+		{reflect.TypeFor[flatDoc](), true},
+		{reflect.TypeFor[[]byte](), true},
+		{reflect.TypeFor[any](), true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.typ.String(), func(t *testing.T) {
+			require.Equal(t, tc.want, holdsHeap(tc.typ))
+		})
+	}
+}
+
+// TestTypedFileAfterRemoval plays the race that store's check is for: a
+// reader gets a document, the document is deleted (its forget finds
+// nothing cached), and only then does the reader decode and file it.
+func TestTypedFileAfterRemoval(t *testing.T) {
+	for _, remove := range []string{"delete", "replace", "touch"} {
+		t.Run(remove, func(t *testing.T) {
+			c, err := New(Options{SweepInterval: ManualSweep})
+			require.NoError(t, err)
+			defer c.Close()
+			tv := NewTyped[flatDoc](c)
+			d, err := c.Upsert([]byte(`{"id":"a","name":"old"}`))
+			require.NoError(t, err)
+			switch remove {
+			case "delete":
+				require.NoError(t, c.Delete("a"))
+			case "replace":
+				_, err = c.Upsert([]byte(`{"id":"a","name":"new"}`))
+				require.NoError(t, err)
+			case "touch":
+				_, err = c.Touch("a")
+				require.NoError(t, err)
+			}
+			v, err := tv.value("read", d)
+			require.NoError(t, err)
+			require.Equal(t, "old", v.Name, "the value of the version read")
+			require.Zero(t, tv.CacheLen())
+			require.Zero(t, tv.CacheBytes())
+			require.NoError(t, tv.CheckCache())
+		})
+	}
+}
+
+// TestTypedCacheShrinks checks that a shard's table shrinks when it holds
+// few values, and goes when it holds none, so that a mass expiry hands back
+// the tables' memory too.
+func TestTypedCacheShrinks(t *testing.T) {
+	c, err := New(Options{SweepInterval: ManualSweep})
+	require.NoError(t, err)
+	defer c.Close()
+	tv := NewTyped[flatDoc](c)
+	const n = 200 * numShards
+	for i := range n {
+		_, err := tv.Upsert(flatDoc{ID: fmt.Sprint("d", i)})
+		require.NoError(t, err)
+	}
+	require.Equal(t, n, tv.CacheLen())
+	for i := range n - 10 {
+		require.NoError(t, c.Delete(fmt.Sprint("d", i)))
+	}
+	require.Equal(t, 10, tv.CacheLen())
+	slots := 0
+	for i := range tv.shards {
+		slots += len(tv.shards[i].slots)
+	}
+	require.LessOrEqual(t, slots, 10*minTypedSlots)
+	require.NoError(t, tv.CheckCache())
+	for i := n - 10; i < n; i++ {
+		require.NoError(t, c.Delete(fmt.Sprint("d", i)))
+	}
+	for i := range tv.shards {
+		require.Nil(t, tv.shards[i].slots, "shard %d", i)
+	}
+	require.NoError(t, tv.CheckCache())
+}
+
+// TestTypedShard checks one shard's table against a map, through random
+// puts and removes that make it grow, shrink and wrap around.
+func TestTypedShard(t *testing.T) {
+	var sh typedShard[int]
+	model := map[*entry]int{}
+	var pool []*entry
+	hashes := map[*entry]uint64{}
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := range 300 {
+		e, _ := newEntry(8)
+		pool = append(pool, e)
+		// Some entries share a hash: versions of one id.
+		hashes[e] = r.Uint64()
+		if i%5 == 1 {
+			hashes[e] = hashes[pool[i-1]]
+		}
+	}
+	for step := range 20000 {
+		e := pool[r.IntN(len(pool))]
+		h := hashes[e]
+		if r.IntN(3) > 0 || step > 15000 && r.IntN(2) == 0 {
+			_, had := model[e]
+			require.Equal(t, !had, sh.put(h, e, step))
+			if !had {
+				model[e] = step
+			}
+		} else {
+			_, had := model[e]
+			require.Equal(t, had, sh.remove(h, e))
+			delete(model, e)
+		}
+		if step%97 == 0 || step > 19900 {
+			require.Equal(t, len(model), sh.n)
+			for _, e := range pool {
+				v, ok := sh.get(hashes[e], e)
+				want, had := model[e]
+				require.Equal(t, had, ok)
+				require.Equal(t, want, v)
+			}
+			if sh.slots != nil {
+				require.LessOrEqual(t, sh.n*4, len(sh.slots)*3)
+			}
+		}
+	}
+}
