@@ -216,6 +216,9 @@ func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 		t.Skip("the child runs only TestKill9Child")
 	}
 	rounds := 5
+	if raceEnabled {
+		rounds = 3 // so that -race -count=20 fits go test's default timeout
+	}
 	if s := os.Getenv(killEnvRounds); s != "" {
 		n, err := strconv.Atoi(s)
 		require.NoError(t, err, killEnvRounds)
