@@ -139,22 +139,33 @@ func (d *durable) files() (snaps, logs []uint64, err error) {
 	if err != nil {
 		return nil, nil, &ioError{op: "list " + d.dir, err: err}
 	}
+	snaps, logs = parseFiles(names)
+	return snaps, logs, nil
+}
+
+// parseFiles picks the snapshots and logs out of a directory listing and
+// returns their numbers, sorted.
+func parseFiles(names []string) (snaps, logs []uint64) {
 	for _, name := range names {
-		num, ext, ok := strings.Cut(name, ".")
-		n, perr := strconv.ParseUint(num, 10, 64)
-		if !ok || perr != nil || len(num) != 16 {
-			continue
-		}
-		switch ext {
-		case "snap":
+		switch n, ext, ok := fileNumber(name); {
+		case ok && ext == "snap":
 			snaps = append(snaps, n)
-		case "log":
+		case ok && ext == "log":
 			logs = append(logs, n)
 		}
 	}
 	slices.Sort(snaps)
 	slices.Sort(logs)
-	return snaps, logs, nil
+	return snaps, logs
+}
+
+// fileNumber splits a name of fileName's form into its number and what
+// follows the first dot ("log", "snap", "snap.tmp"); ok is false for any
+// other name.
+func fileNumber(name string) (n uint64, ext string, ok bool) {
+	num, ext, ok := strings.Cut(name, ".")
+	n, err := strconv.ParseUint(num, 10, 64)
+	return n, ext, ok && err == nil && len(num) == 16
 }
 
 // load reads the newest snapshot and the logs after it into c, which is
@@ -442,16 +453,14 @@ func (d *durable) cleanUp() {
 	// Only a published snapshot replaces files: without one, every log
 	// is still needed (a compaction may have started a log and failed
 	// before its snapshot was published).
-	snaps, _, err := d.files()
-	if err != nil || len(snaps) == 0 {
-		return
+	base := uint64(0)
+	if snaps, _ := parseFiles(names); len(snaps) > 0 {
+		base = snaps[len(snaps)-1]
 	}
-	base := snaps[len(snaps)-1]
 	removed := false
 	for _, name := range names {
-		num, _, _ := strings.Cut(name, ".")
-		n, err := strconv.ParseUint(num, 10, 64)
-		if strings.HasSuffix(name, ".tmp") || (err == nil && len(num) == 16 && n < base) {
+		n, _, ok := fileNumber(name)
+		if strings.HasSuffix(name, ".tmp") || (ok && n < base) {
 			removed = d.fs.Remove(d.path(name)) == nil || removed
 		}
 	}
