@@ -96,6 +96,35 @@ type Options struct {
 	// for itself. Explicit deletes are not reported.
 	OnExpire func(Document)
 
+	// MaxDocuments bounds how many documents the collection holds, expired
+	// documents not yet swept included; zero means no bound. It is one
+	// budget for the whole collection. What a write does at the bound is
+	// Eviction's to say. Negative values make New fail. SetLimits changes it.
+	MaxDocuments int
+
+	// MaxBytes bounds the total weight of the documents the collection
+	// holds, expired documents not yet swept included; zero means no
+	// bound. A document's weight is close to the heap it holds: see
+	// Document.Weight. A document heavier than MaxBytes by itself is
+	// refused with ErrTooLarge. Negative values make New fail. SetLimits
+	// changes it.
+	MaxBytes int64
+
+	// Eviction is what a write does when it would take the collection past
+	// MaxDocuments or MaxBytes. Expired documents not yet swept always go
+	// first; then the zero value, NoEviction, refuses the write with
+	// ErrFull, while the other policies evict live documents (see
+	// EvictionPolicy). Values other than the named ones make New fail.
+	Eviction EvictionPolicy
+
+	// OnEvict, when not nil, is called once for every live document
+	// removed to make room under MaxDocuments or MaxBytes, with the same
+	// rules as OnExpire: without any lock held, on the goroutine doing the
+	// removal (the writer, or the caller of SetLimits or Open), one
+	// document at a time. Expired documents removed to make room are
+	// reported to OnExpire, not here.
+	OnEvict func(Document)
+
 	// Sync is a durable collection's policy for syncing its log: the zero
 	// value, SyncAlways, returns from a write only once it would survive a
 	// power loss. See SyncPolicy for what the others may lose. New ignores
@@ -114,6 +143,9 @@ const numShards = 128
 type shard struct {
 	// mu protects docs and index, and the pos field of their entries.
 	mu sync.RWMutex
+	// hits and misses count Read's results (Stats). They sit on mu's
+	// cache line, which every read writes anyway.
+	hits, misses atomic.Uint64
 	// docs maps each id to its entry.
 	docs  table
 	index expiryIndex
@@ -143,7 +175,11 @@ type Collection struct {
 	batch    int
 	maxSize  int
 	onExpire func(Document)
+	onEvict  func(Document)
 	seed     maphash.Seed
+
+	// lim is the bound and the usage (bound.go).
+	lim limits
 
 	// policyMu is held for writing by SetDefaultTTL (which then takes every
 	// shard's mu as well) and for reading by the calls that look at every
@@ -212,6 +248,11 @@ func newCollection(op string, opts Options) (*Collection, int32, error) {
 		return nil, 0, newErrorDetail(op, "", ErrInvalidOptions, "MaxDocumentSize "+strconv.Itoa(opts.MaxDocumentSize)+" is more than 2147483647")
 	case opts.Sync > SyncNever:
 		return nil, 0, newErrorDetail(op, "", ErrInvalidOptions, "Sync "+opts.Sync.String()+" is not a SyncPolicy")
+	case opts.Eviction > EvictSoonestExpiry:
+		return nil, 0, newErrorDetail(op, "", ErrInvalidOptions, "Eviction "+opts.Eviction.String()+" is not an EvictionPolicy")
+	}
+	if err := checkLimits(op, opts.MaxDocuments, opts.MaxBytes); err != nil {
+		return nil, 0, err
 	}
 	c := &Collection{
 		clock:    opts.Clock,
@@ -219,6 +260,7 @@ func newCollection(op string, opts Options) (*Collection, int32, error) {
 		batch:    opts.SweepBatch,
 		maxSize:  opts.MaxDocumentSize,
 		onExpire: opts.OnExpire,
+		onEvict:  opts.OnEvict,
 		seed:     maphash.MakeSeed(),
 		done:     make(chan struct{}),
 		stopped:  make(chan struct{}),
@@ -243,6 +285,12 @@ func newCollection(op string, opts Options) (*Collection, int32, error) {
 	// that it never wraps and a durable collection can resume after the
 	// largest one it finds.
 	c.etagSeq.Store(rand.Uint64() >> 2)
+	c.lim.maxDocs.Store(int64(opts.MaxDocuments))
+	c.lim.maxBytes.Store(opts.MaxBytes)
+	c.lim.policy = opts.Eviction
+	if opts.Eviction == EvictColdest {
+		c.lim.cold = newColdest(c.seed, opts.MaxDocuments)
+	}
 	c.armed.Store(neverExpires)
 	for i := range c.shards {
 		s := &c.shards[i]
@@ -334,66 +382,105 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 	if err != nil {
 		return Document{}, err
 	}
+	if err := c.checkWeight(op, e); err != nil {
+		return Document{}, err
+	}
+	w := weigh(e)
 	e.etag = c.etagSeq.Add(1)
 	id := e.id()
 
+	// evicted is the log position of the last eviction made for this
+	// write, which it waits for as it waits for its own record.
+	var evicted uint64
 	s, h := c.shardFor(id)
-	s.mu.Lock()
-	// The time is read under the lock, which orders this write after every
-	// earlier one: _ts never goes back for one id, and the expiry of old
-	// is judged at the same second.
-	now := c.now()
-	def := c.def.Load()
-	var old *entry
-	ref := s.docs.lookup(h, id)
-	if ref != nil {
-		old = *ref
-	}
-	had := old != nil
-	var oldExp int64
-	oldLive := false
-	if had {
-		oldExp = old.expiry(def)
-		oldLive = !isExpired(oldExp, now)
-	}
-	switch {
-	case mode == mustNotExist && oldLive:
-		s.mu.Unlock()
-		return Document{}, newError(op, id, ErrConflict)
-	case mode == mustExist && !oldLive:
-		s.mu.Unlock()
-		return Document{}, newError(op, id, ErrNotFound)
-	case checkMatch && !old.etagIs(ifMatch):
-		t := old.etagText()
-		s.mu.Unlock()
-		return Document{}, newErrorDetail(op, id, ErrPreconditionFailed, "If-Match "+strconv.Quote(ifMatch)+", _etag "+strconv.Quote(string(t[:])))
-	}
-	e.ts = now
-	exp := expiryAt(now, effectiveTTL(def, e.ttl))
-	var lsn uint64
-	if c.d != nil {
-		// Logged before it is applied: a write the log refuses (a full
-		// disk, a failed disk) changes nothing.
-		if lsn, err = c.d.log.appendPut(e); err != nil {
+	for {
+		s.mu.Lock()
+		// The time is read under the lock, which orders this write after
+		// every earlier one: _ts never goes back for one id, and the
+		// expiry of old is judged at the same second.
+		now := c.now()
+		def := c.def.Load()
+		var old *entry
+		ref := s.docs.lookup(h, id)
+		if ref != nil {
+			old = *ref
+		}
+		had := old != nil
+		var oldExp int64
+		oldLive := false
+		if had {
+			oldExp = old.expiry(def)
+			oldLive = !isExpired(oldExp, now)
+		}
+		switch {
+		case mode == mustNotExist && oldLive:
 			s.mu.Unlock()
+			return Document{}, c.failed(evicted, newError(op, id, ErrConflict))
+		case mode == mustExist && !oldLive:
+			s.mu.Unlock()
+			return Document{}, c.failed(evicted, newError(op, id, ErrNotFound))
+		case checkMatch && !old.etagIs(ifMatch):
+			t := old.etagText()
+			s.mu.Unlock()
+			return Document{}, c.failed(evicted, newErrorDetail(op, id, ErrPreconditionFailed, "If-Match "+strconv.Quote(ifMatch)+", _etag "+strconv.Quote(string(t[:]))))
+		}
+		dDocs, dBytes := int64(1), w
+		if had {
+			dDocs, dBytes = 0, w-weigh(old)
+		}
+		if !c.lim.reserve(dDocs, dBytes) {
+			s.mu.Unlock()
+			lsn, err := c.makeRoom(op, id, dDocs, dBytes)
+			evicted = max(evicted, lsn)
+			if err != nil {
+				if errors.Is(err, ErrFull) {
+					c.lim.refused.Add(1)
+				}
+				return Document{}, c.failed(evicted, err)
+			}
+			continue
+		}
+		e.ts = now
+		exp := expiryAt(now, effectiveTTL(def, e.ttl))
+		var lsn uint64
+		if c.d != nil {
+			// Logged before it is applied: a write the log refuses (a
+			// full disk, a failed disk) changes nothing.
+			if lsn, err = c.d.log.appendPut(e); err != nil {
+				c.lim.release(dDocs, dBytes)
+				s.mu.Unlock()
+				return Document{}, c.failed(evicted, err)
+			}
+		}
+		c.storeLocked(s, h, e, exp, ref, oldExp)
+		s.mu.Unlock()
+
+		c.noteExpiry(exp)
+		if had {
+			c.views.forget(old)
+		}
+		if had && !oldLive {
+			c.swept.Add(1)
+			c.report([]slot{{e: old, exp: oldExp}})
+		}
+		if err := c.synced(max(lsn, evicted)); err != nil {
 			return Document{}, err
 		}
+		return Document{e: e, exp: exp}, nil
 	}
-	s.storeLocked(h, e, exp, ref, oldExp, c.seed)
-	s.mu.Unlock()
+}
 
-	c.noteExpiry(exp)
-	if had {
-		c.views.forget(old)
+// failed returns err, the error of a write that changed nothing, after
+// waiting for the evictions it logged (evicted is the last one's log
+// position, 0 for none): they stand, and are reported, whether or not the
+// write does. A failure to sync them is returned instead.
+func (c *Collection) failed(evicted uint64, err error) error {
+	if evicted != 0 {
+		if serr := c.synced(evicted); serr != nil {
+			return serr
+		}
 	}
-	if had && !oldLive {
-		c.swept.Add(1)
-		c.report([]slot{{e: old, exp: oldExp}})
-	}
-	if err := c.synced(lsn); err != nil {
-		return Document{}, err
-	}
-	return Document{e: e, exp: exp}, nil
+	return err
 }
 
 // prepare validates doc and builds its entry, all but the parts that depend
@@ -510,15 +597,23 @@ func checkID(f jsonscan.Fields, out []byte) (string, string) {
 	return id, ""
 }
 
-// storeLocked files e, which expires at exp, under the hash h of its id.
-// ref is the table slot of the id's current entry, which expires at oldExp,
-// from lookup; or nil when the id is new. s.mu must be held for writing.
-func (s *shard) storeLocked(h uint64, e *entry, exp int64, ref **entry, oldExp int64, seed maphash.Seed) {
+// storeLocked files e, which expires at exp, in s under the hash h of its
+// id, and tells the eviction policy. ref is the table slot of the id's
+// current entry, which expires at oldExp, from lookup; or nil when the id is
+// new. The caller accounts for e's weight. s.mu must be held for writing.
+func (c *Collection) storeLocked(s *shard, h uint64, e *entry, exp int64, ref **entry, oldExp int64) {
 	if ref != nil {
-		s.unindexLocked(*ref, oldExp)
+		old := *ref
+		if c.lim.cold != nil {
+			c.lim.cold.replaced(old, e)
+		}
+		s.unindexLocked(old, oldExp)
 		*ref = e // the same id: replaced in place, no second probe
 	} else {
-		s.docs.put(h, e, seed)
+		if c.lim.cold != nil {
+			c.lim.cold.added(e)
+		}
+		s.docs.put(h, e, c.seed)
 		s.size.Store(int32(s.docs.len()))
 	}
 	s.indexLocked(e, exp)
@@ -546,7 +641,11 @@ func (s *shard) unindexLocked(e *entry, exp int64) {
 // ErrNotFound when there is none: an expired document is not found from the
 // second it expires, whether or not it was swept (R9). After Close it returns
 // ErrClosed.
-func (c *Collection) Read(id string) (Document, error) {
+func (c *Collection) Read(id string) (Document, error) { return c.read(id, true) }
+
+// read is Read; it counts the read in Stats and for the eviction policy if
+// count is true, as it is but for ReadOrLoad's second look.
+func (c *Collection) read(id string, count bool) (Document, error) {
 	if c.closed.Load() {
 		return Document{}, newError("read", id, ErrClosed)
 	}
@@ -555,6 +654,9 @@ func (c *Collection) Read(id string) (Document, error) {
 	e := s.docs.get(h, id)
 	if e == nil {
 		s.mu.RUnlock()
+		if count {
+			s.misses.Add(1)
+		}
 		return Document{}, newError("read", id, ErrNotFound)
 	}
 	// The clock is read under the lock, so a SetDefaultTTL that follows
@@ -562,9 +664,18 @@ func (c *Collection) Read(id string) (Document, error) {
 	exp := e.expiry(c.def.Load())
 	if exp != neverExpires && isExpired(exp, c.now()) {
 		s.mu.RUnlock()
+		if count {
+			s.misses.Add(1)
+		}
 		return Document{}, (*expiredError)(e)
 	}
 	s.mu.RUnlock()
+	if count {
+		s.hits.Add(1)
+		if c.lim.cold != nil {
+			e.touch()
+		}
+	}
 	return Document{e: e, exp: exp}, nil
 }
 
@@ -610,18 +721,23 @@ func (c *Collection) remove(op, id, ifMatch string, checkMatch bool) error {
 			return err
 		}
 	}
-	s.deleteLocked(h, e, exp)
+	c.deleteLocked(s, h, e, exp)
 	s.mu.Unlock()
 	c.views.forget(e)
 	return c.synced(lsn)
 }
 
-// deleteLocked removes e, filed under the hash h of its id and expiring at
-// exp, from the shard. s.mu must be held for writing.
-func (s *shard) deleteLocked(h uint64, e *entry, exp int64) {
+// deleteLocked removes e, filed in s under the hash h of its id and
+// expiring at exp, takes its weight off the usage and tells the eviction
+// policy. s.mu must be held for writing.
+func (c *Collection) deleteLocked(s *shard, h uint64, e *entry, exp int64) {
 	s.docs.remove(h, e)
 	s.size.Store(int32(s.docs.len()))
 	s.unindexLocked(e, exp)
+	c.lim.release(1, weigh(e))
+	if c.lim.cold != nil {
+		c.lim.cold.removedOne(e)
+	}
 }
 
 // Touch rewrites the live document with the given id unchanged but for a new
@@ -647,14 +763,12 @@ func (c *Collection) Touch(id string) (Document, error) {
 		return Document{}, newError("touch", id, ErrNotFound)
 	}
 	old := *ref
-	// A new entry with the same JSON: Documents already returned keep
-	// the old _ts and _etag.
+	// A new entry with the same JSON, and the same weight: Documents
+	// already returned keep the old _ts and _etag.
 	size := old.size()
 	e, data := newEntry(size)
 	copy(data, old.bytes(size))
-	*e = *old
-	e.ts = now
-	e.etag = etag
+	*e = entry{ts: now, etag: etag, ttl: old.ttl, n: old.n, idOff: old.idOff, idLen: old.idLen}
 	exp := expiryAt(now, effectiveTTL(def, e.ttl))
 	var lsn uint64
 	if c.d != nil {
@@ -664,7 +778,7 @@ func (c *Collection) Touch(id string) (Document, error) {
 			return Document{}, err
 		}
 	}
-	s.storeLocked(h, e, exp, ref, oldExp, c.seed)
+	c.storeLocked(s, h, e, exp, ref, oldExp)
 	s.mu.Unlock()
 	c.noteExpiry(exp)
 	c.views.forget(old)
@@ -703,6 +817,23 @@ type Stats struct {
 	// fsynced since Open: with SyncAlways and many writers, far fewer
 	// than the writes (they share fsyncs). 0 otherwise.
 	LogSyncs uint64
+
+	// Hits and Misses count the reads (Read, and the reads of ReadOrLoad
+	// and Typed views) that found a live document and those that did not,
+	// since New or Open.
+	Hits, Misses uint64
+	// Bytes is the weight of the documents in memory, expired ones not
+	// yet swept included (see Document.Weight): what counts against
+	// MaxBytes.
+	Bytes int64
+	// Evicted is the number of live documents evicted to make room under
+	// MaxDocuments or MaxBytes, and EvictedBytes their weight.
+	Evicted, EvictedBytes uint64
+	// Refused is the number of writes refused with ErrFull.
+	Refused uint64
+	// MaxDocuments and MaxBytes are the bounds in force (0: none).
+	MaxDocuments int
+	MaxBytes     int64
 }
 
 // Stats returns the collection's counts. It costs O(shards + expired
@@ -715,6 +846,8 @@ func (c *Collection) Stats() Stats {
 	now := c.now()
 	for i := range c.shards {
 		s := &c.shards[i]
+		st.Hits += s.hits.Load()
+		st.Misses += s.misses.Load()
 		if s.size.Load() == 0 {
 			continue
 		}
@@ -728,6 +861,12 @@ func (c *Collection) Stats() Stats {
 		s.mu.RUnlock()
 	}
 	st.Swept = c.swept.Load()
+	st.Bytes = c.lim.bytes.Load()
+	st.Evicted = c.lim.evicted.Load()
+	st.EvictedBytes = c.lim.evictedBytes.Load()
+	st.Refused = c.lim.refused.Load()
+	st.MaxDocuments = int(c.lim.maxDocs.Load())
+	st.MaxBytes = c.lim.maxBytes.Load()
 	if c.d != nil {
 		st.TornBytes = c.d.torn
 		c.d.log.mu.Lock()
@@ -896,6 +1035,7 @@ func (c *Collection) redefineLocked(purgeDef, def int32, now int64) []slot {
 					continue
 				}
 				s.docs.remove(maphash.String(c.seed, e.id()), e)
+				c.lim.release(1, weigh(e))
 				purged = append(purged, slot{e: e, exp: exp})
 			}
 			return true
@@ -906,6 +1046,9 @@ func (c *Collection) redefineLocked(purgeDef, def int32, now int64) []slot {
 	}
 	clear(keep)
 	c.def.Store(def)
+	if c.lim.cold != nil {
+		c.lim.cold.removed(purged)
+	}
 	return purged
 }
 

@@ -29,6 +29,14 @@ type entry struct {
 	n     uint32 // length of the stored JSON, which ends in the '}' before which the stamp goes
 	idOff uint32 // offset of the id's bytes from the start of the JSON
 	idLen uint32 // length of the id
+
+	// The eviction policy's fields (eviction.go), used only under
+	// EvictColdest. qpos and seg belong to the policy and change only
+	// under its mutex. hits counts the reads since the policy last looked
+	// at the entry; readers add to it with atomic operations.
+	qpos uint32 // the entry's place in its policy queue
+	hits uint32 // reads not yet counted by the policy, saturating near maxHits
+	seg  uint8  // the policy queue the entry is in, segNone if none
 }
 
 // entrySize is the size of the header before an entry's JSON.

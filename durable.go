@@ -112,6 +112,13 @@ func open(fsys vfs.FS, dir string, opts Options, minCompact int64, keepDefault b
 		}
 	}
 	d.cleanUp()
+	// A bound lower than what the directory holds: evict now, as
+	// SetLimits would, so that what was evicted stays evicted.
+	if err := c.shrink("open"); err != nil {
+		d.log.close()
+		lock.Close()
+		return nil, err
+	}
 	c.start()
 	if opts.Sync == SyncEverySecond {
 		d.wg.Add(1)
@@ -477,17 +484,22 @@ func (c *Collection) applyPut(e *entry) {
 	def := c.def.Load()
 	var oldExp int64
 	ref := s.docs.lookup(h, id)
+	dDocs, dBytes := int64(1), weigh(e)
 	if ref != nil {
 		oldExp = (*ref).expiry(def)
+		dDocs, dBytes = 0, dBytes-weigh(*ref)
 	}
-	s.storeLocked(h, e, e.expiry(def), ref, oldExp, c.seed)
+	// Loaded past any bound: Open enforces it once everything is in.
+	c.lim.docs.Add(dDocs)
+	c.lim.bytes.Add(dBytes)
+	c.storeLocked(s, h, e, e.expiry(def), ref, oldExp)
 }
 
 // applyDelete removes the entry with the given id, if any; see applyPut.
 func (c *Collection) applyDelete(id string) {
 	s, h := c.shardFor(id)
 	if e := s.docs.get(h, id); e != nil {
-		s.deleteLocked(h, e, e.expiry(c.def.Load()))
+		c.deleteLocked(s, h, e, e.expiry(c.def.Load()))
 	}
 }
 

@@ -32,6 +32,13 @@ var (
 	// Options.MaxDocumentSize.
 	ErrTooLarge = errors.New("document too large")
 
+	// ErrFull is returned by a write that would take the collection past
+	// Options.MaxDocuments or Options.MaxBytes when nothing may be evicted
+	// to make room: under NoEviction, or under EvictSoonestExpiry when no
+	// document can expire. The message gives the bound and the usage. The
+	// write changes nothing.
+	ErrFull = errors.New("collection full")
+
 	// ErrInvalidOptions is returned by New when an Options field is out of
 	// range; the message names the field.
 	ErrInvalidOptions = errors.New("invalid options")

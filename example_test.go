@@ -164,14 +164,16 @@ func ExampleCollection_Sweep() {
 	defer c.Close()
 	c.Upsert([]byte(`{"id":"job-1"}`))
 	clk.Add(time.Minute)
-	fmt.Printf("%+v\n", c.Stats())
+	st := c.Stats()
+	fmt.Printf("live %d, expired %d, swept %d\n", st.Live, st.Expired, st.Swept)
 	fmt.Println("swept", c.Sweep())
-	fmt.Printf("%+v\n", c.Stats())
+	st = c.Stats()
+	fmt.Printf("live %d, expired %d, swept %d\n", st.Live, st.Expired, st.Swept)
 	// Output:
-	// {Live:0 Expired:1 Swept:0 TornBytes:0 LogSyncs:0}
+	// live 0, expired 1, swept 0
 	// expired: job-1
 	// swept 1
-	// {Live:0 Expired:0 Swept:1 TornBytes:0 LogSyncs:0}
+	// live 0, expired 0, swept 1
 }
 
 func ExampleDocument_Decode() {

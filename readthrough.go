@@ -183,7 +183,7 @@ func (c *Collection) runLoad(ctx context.Context, p *loadPart, id string, call *
 // loadAndStore calls load for id, unless a live document has appeared since
 // the caller missed it, and stores what load returns.
 func (c *Collection) loadAndStore(ctx context.Context, id string, load func(context.Context, string) (any, error)) (Document, error) {
-	if d, err := c.Read(id); err == nil {
+	if d, err := c.read(id, false); err == nil {
 		return d, nil
 	} else if errors.Is(err, ErrClosed) {
 		return Document{}, newError(opReadOrLoad, id, ErrClosed)
@@ -218,7 +218,7 @@ func (c *Collection) storeLoaded(id string, v any) (Document, error) {
 			return d, c.loadError(id, err)
 		}
 		// Written while load ran: that write wins.
-		d, err = c.Read(id)
+		d, err = c.read(id, false)
 		if !errors.Is(err, ErrNotFound) {
 			return d, c.loadError(id, err)
 		}

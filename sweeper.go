@@ -117,12 +117,7 @@ func (c *Collection) sweep(stop <-chan struct{}) int {
 	for i := range c.shards {
 		s := &c.shards[i]
 		for isExpired(s.minExp.Load(), now) {
-			removed := c.sweepBatch(s, now, &b)
-			c.swept.Add(uint64(len(removed)))
-			total += len(removed)
-			c.views.forgetAll(removed)
-			c.report(removed)
-			b.clear() // let the removed documents be collected
+			total += c.sweepOnce(s, now, &b)
 			select {
 			case <-stop:
 				return total
@@ -131,6 +126,17 @@ func (c *Collection) sweep(stop <-chan struct{}) int {
 		}
 	}
 	return total
+}
+
+// sweepOnce removes one batch of documents of s expired at second now,
+// reports them and returns how many there were.
+func (c *Collection) sweepOnce(s *shard, now int64, b *sweepBuffers) int {
+	removed := c.sweepBatch(s, now, b)
+	c.swept.Add(uint64(len(removed)))
+	c.views.forgetAll(removed)
+	c.report(removed)
+	b.clear() // let the removed documents be collected
+	return len(removed)
 }
 
 // sweepBuffers is the scratch space of a sweep, reused between batches.
@@ -154,8 +160,14 @@ func (c *Collection) sweepBatch(s *shard, now int64, b *sweepBuffers) []slot {
 	for _, sl := range b.batch {
 		b.hashes = append(b.hashes, maphash.String(c.seed, sl.e.id()))
 	}
+	var weight int64
 	for i, sl := range b.batch {
 		s.docs.remove(b.hashes[i], sl.e)
+		weight += weigh(sl.e)
+	}
+	c.lim.release(int64(len(b.batch)), weight)
+	if c.lim.cold != nil {
+		c.lim.cold.removed(b.batch)
 	}
 	s.size.Store(int32(s.docs.len()))
 	s.minExp.Store(s.index.min())

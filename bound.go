@@ -1,0 +1,394 @@
+package ttlstore
+
+import (
+	"errors"
+	"hash/maphash"
+	"strconv"
+	"sync/atomic"
+)
+
+// A bounded collection: Options.MaxDocuments and Options.MaxBytes cap what
+// the collection holds, and Options.Eviction says what a write does at the
+// cap. The bound is one budget for the whole collection, kept in two
+// counters that writers reserve from with compare-and-swap, so no write can
+// take the collection past it, however many writers there are. A write that
+// finds no room releases its shard's lock and makes room (makeRoom): it
+// sweeps expired documents first, then evicts as the policy says, then tries
+// again. Eviction takes no lock while it holds another, so it cannot
+// deadlock with writers.
+
+// EvictionPolicy says what a write does when the collection is at
+// Options.MaxDocuments or Options.MaxBytes. Whatever the policy, expired
+// documents not yet swept are removed first (and reported to OnExpire): they
+// are gone already, as far as any reader can tell.
+type EvictionPolicy uint8
+
+const (
+	// NoEviction, the zero value, refuses a write that needs room with
+	// ErrFull and changes nothing: storage semantics, as Azure Cosmos DB
+	// and Redis's noeviction have them. No live document is ever removed
+	// but by its expiry or a Delete. A write that needs no more room (an
+	// overwrite with a document as heavy or lighter) always goes in.
+	NoEviction EvictionPolicy = iota
+
+	// EvictColdest evicts the documents least likely to be read again, to
+	// keep the hot set: cache semantics. Every write is stored and
+	// readable at once. The policy is W-TinyLFU, as in Caffeine and otter:
+	// a new document enters a small window of the most recent writes; a
+	// document leaving the window is kept only if it has been read (or
+	// written) more often than the coldest document of the main part,
+	// judged by a sketch of recent frequencies that also remembers
+	// documents already evicted; documents read again while in the main
+	// part are protected. Reads only bump a counter in the document: they
+	// take no lock for the policy. Writes of every kind take the policy's
+	// one mutex, briefly. It costs 8 bytes a document more than the other
+	// policies, counted in the weight.
+	EvictColdest
+
+	// EvictSoonestExpiry evicts the documents that would expire soonest,
+	// as Redis's volatile-ttl does: a session cache that must shed load
+	// loses the sessions closest to their end. Documents that cannot
+	// expire are never evicted; when only they are left, the write is
+	// refused with ErrFull, as under NoEviction.
+	EvictSoonestExpiry
+)
+
+// String returns the policy's name, as in the Go source.
+func (p EvictionPolicy) String() string {
+	switch p {
+	case NoEviction:
+		return "NoEviction"
+	case EvictColdest:
+		return "EvictColdest"
+	case EvictSoonestExpiry:
+		return "EvictSoonestExpiry"
+	}
+	return "EvictionPolicy(" + strconv.Itoa(int(p)) + ")"
+}
+
+// docOverhead is the part of a document's weight beyond its own allocation:
+// its slot in its shard's hash table (8 bytes and a control byte, at the
+// table's load), its place in the expiry index, and under EvictColdest its
+// place in the policy's queues and sketch. Measured with runtime.ReadMemStats
+// in TestBoundHoldsHeap.
+const docOverhead = 48
+
+// Weight returns the document's weight, what it counts for against
+// Options.MaxBytes: the bytes of its allocation (a 48-byte header and its
+// JSON without _ts and _etag, rounded up to the Go allocator's size class)
+// plus 48 bytes for its place in the collection's table and indexes. That
+// is close to the heap the collection holds for it. A zero Document weighs
+// 0.
+func (d Document) Weight() int64 {
+	if d.e == nil {
+		return 0
+	}
+	return weigh(d.e)
+}
+
+// weigh is e's weight; see Document.Weight.
+func weigh(e *entry) int64 { return int64(allocSize(entrySize+e.size())) + docOverhead }
+
+// sizeClasses are the Go allocator's size classes for small objects (as in
+// the runtime's sizeclasses.go): an allocation takes the smallest that fits.
+var sizeClasses = [...]uint16{8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240, 256, 288, 320, 352, 384, 416, 448, 480, 512, 576, 640, 704, 768, 896, 1024, 1152, 1280, 1408, 1536, 1792, 2048, 2304, 2688, 3072, 3200, 3456, 4096, 4864, 5376, 6144, 6528, 6784, 6912, 8192, 9472, 9728, 10240, 10880, 12288, 13568, 14336, 16384, 18432, 19072, 20480, 21760, 24576, 27264, 28672, 32768}
+
+// allocSize is the bytes the Go allocator gives a request for n bytes: its
+// size class, or whole 8 KiB pages above 32 KiB.
+func allocSize(n int) int {
+	if n > int(sizeClasses[len(sizeClasses)-1]) {
+		return (n + 8191) &^ 8191
+	}
+	lo, hi := 0, len(sizeClasses)-1
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if int(sizeClasses[mid]) < n {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return int(sizeClasses[lo])
+}
+
+// limits is a collection's bound and what it holds against it.
+type limits struct {
+	// maxDocs and maxBytes are the bounds, 0 for none. SetLimits
+	// changes them.
+	maxDocs  atomic.Int64
+	maxBytes atomic.Int64
+	// docs and bytes are the documents in memory and their weight,
+	// expired ones not yet swept included.
+	docs  atomic.Int64
+	bytes atomic.Int64
+
+	evicted      atomic.Uint64 // live documents evicted
+	evictedBytes atomic.Uint64 // their weight
+	refused      atomic.Uint64 // writes refused with ErrFull
+
+	policy EvictionPolicy
+	// cold is EvictColdest's bookkeeping (eviction.go); nil under the
+	// other policies, so that they cost writes and reads nothing.
+	cold *coldest
+}
+
+// reserve adds dDocs documents and dBytes of weight to the usage, unless
+// that would take it past a bound that is set, and reports whether it did.
+// A change that adds nothing is always made, even past a bound lowered by
+// SetLimits.
+func (l *limits) reserve(dDocs, dBytes int64) bool {
+	if !reserve(&l.docs, dDocs, l.maxDocs.Load()) {
+		return false
+	}
+	if !reserve(&l.bytes, dBytes, l.maxBytes.Load()) {
+		l.docs.Add(-dDocs)
+		return false
+	}
+	return true
+}
+
+func reserve(used *atomic.Int64, d, max int64) bool {
+	if d <= 0 || max <= 0 {
+		used.Add(d)
+		return true
+	}
+	for {
+		u := used.Load()
+		if u+d > max {
+			return false
+		}
+		if used.CompareAndSwap(u, u+d) {
+			return true
+		}
+	}
+}
+
+// fits reports whether dDocs more documents and dBytes more weight would
+// now be within the bounds. Another writer may take the room before the
+// caller does: it must still reserve.
+func (l *limits) fits(dDocs, dBytes int64) bool {
+	fit := func(used *atomic.Int64, d, max int64) bool {
+		return max <= 0 || d <= 0 && used.Load() <= max || used.Load()+d <= max
+	}
+	return fit(&l.docs, dDocs, l.maxDocs.Load()) && fit(&l.bytes, dBytes, l.maxBytes.Load())
+}
+
+// release takes dDocs documents and dBytes of weight off the usage.
+func (l *limits) release(dDocs, dBytes int64) {
+	l.docs.Add(-dDocs)
+	l.bytes.Add(-dBytes)
+}
+
+// fullError is ErrFull for a write of dDocs documents and dBytes of weight.
+func (l *limits) fullError(op, id string, dDocs, dBytes int64) error {
+	var detail string
+	if max := l.maxDocs.Load(); max > 0 && dDocs > 0 && l.docs.Load()+dDocs > max {
+		detail = "MaxDocuments is " + strconv.FormatInt(max, 10) + " and " +
+			strconv.FormatInt(l.docs.Load(), 10) + " documents are stored"
+	} else {
+		detail = "MaxBytes is " + strconv.FormatInt(l.maxBytes.Load(), 10) + ", " +
+			strconv.FormatInt(l.bytes.Load(), 10) + " are used and the write needs " +
+			strconv.FormatInt(dBytes, 10) + " more"
+	}
+	if l.policy == EvictSoonestExpiry {
+		detail += "; no document left can expire"
+	}
+	return newErrorDetail(op, id, ErrFull, detail)
+}
+
+// checkLimits validates the bounds for op ("new", "set limits", ...).
+func checkLimits(op string, maxDocs int, maxBytes int64) error {
+	switch {
+	case maxDocs < 0:
+		return newErrorDetail(op, "", ErrInvalidOptions, "MaxDocuments "+strconv.Itoa(maxDocs)+" is negative")
+	case maxBytes < 0:
+		return newErrorDetail(op, "", ErrInvalidOptions, "MaxBytes "+strconv.FormatInt(maxBytes, 10)+" is negative")
+	}
+	return nil
+}
+
+// checkWeight returns ErrTooLarge for a document heavier than MaxBytes by
+// itself: no eviction could make room for it.
+func (c *Collection) checkWeight(op string, e *entry) error {
+	if max := c.lim.maxBytes.Load(); max > 0 {
+		if w := weigh(e); w > max {
+			return newErrorDetail(op, e.id(), ErrTooLarge, "it weighs "+strconv.FormatInt(w, 10)+
+				" bytes (see Document.Weight), more than MaxBytes "+strconv.FormatInt(max, 10))
+		}
+	}
+	return nil
+}
+
+// SetLimits changes Options.MaxDocuments and Options.MaxBytes (0 for no
+// bound). When the collection holds more than the new bounds, expired
+// documents are swept and then, under an evicting policy, live documents
+// are evicted until it fits, on the caller's goroutine, each reported to
+// OnExpire or OnEvict. Under NoEviction nothing live is removed: writes
+// that need room are refused until deletes and expiry bring the usage under
+// the bounds; so too under EvictSoonestExpiry once only documents that
+// cannot expire are left.
+//
+// It returns ErrInvalidOptions for a negative bound (changing nothing),
+// ErrClosed after Close, and ErrIO when a durable collection could not log
+// an eviction.
+func (c *Collection) SetLimits(maxDocuments int, maxBytes int64) error {
+	const op = "set limits"
+	if err := checkLimits(op, maxDocuments, maxBytes); err != nil {
+		return err
+	}
+	if c.closed.Load() {
+		return newError(op, "", ErrClosed)
+	}
+	c.lim.maxDocs.Store(int64(maxDocuments))
+	c.lim.maxBytes.Store(maxBytes)
+	return c.shrink(op)
+}
+
+// shrink brings the collection within its bounds, as far as its policy
+// allows.
+func (c *Collection) shrink(op string) error {
+	lsn, err := c.makeRoom(op, "", 0, 0)
+	if errors.Is(err, ErrFull) {
+		err = nil // writes are refused until the usage falls
+	}
+	if err2 := c.synced(lsn); err == nil {
+		err = err2
+	}
+	return err
+}
+
+// makeRoom frees what a write of dDocs more documents and dBytes more
+// weight needs: expired documents first, then live ones as the policy
+// says. It holds no lock when called, and takes one shard's lock at a time.
+// It returns the log position of the last eviction it logged (0 for none),
+// which the write must wait for, and ErrFull when no room can be made.
+func (c *Collection) makeRoom(op, id string, dDocs, dBytes int64) (uint64, error) {
+	now := c.now()
+	if c.sweepForRoom(now, dDocs, dBytes) {
+		return 0, nil
+	}
+	var lsn uint64
+	for !c.lim.fits(dDocs, dBytes) {
+		var l uint64
+		var ok bool
+		var err error
+		switch c.lim.policy {
+		case EvictColdest:
+			l, ok, err = c.evictColdest(now)
+		case EvictSoonestExpiry:
+			l, ok, err = c.evictSoonest(now)
+		}
+		lsn = max(lsn, l)
+		if err != nil {
+			return lsn, err
+		}
+		if !ok {
+			return lsn, c.lim.fullError(op, id, dDocs, dBytes)
+		}
+	}
+	return lsn, nil
+}
+
+// sweepForRoom sweeps expired documents, a batch at a time, until dDocs
+// more documents and dBytes more weight fit or none is left expired at
+// second now, and reports whether they fit.
+func (c *Collection) sweepForRoom(now int64, dDocs, dBytes int64) bool {
+	if c.lim.fits(dDocs, dBytes) {
+		return true
+	}
+	if !isExpired(c.earliestExpiry(), now) {
+		return false
+	}
+	var b sweepBuffers
+	for i := range c.shards {
+		s := &c.shards[i]
+		for isExpired(s.minExp.Load(), now) {
+			c.sweepOnce(s, now, &b)
+			if c.lim.fits(dDocs, dBytes) {
+				return true
+			}
+		}
+	}
+	return c.lim.fits(dDocs, dBytes)
+}
+
+// evictColdest evicts the document EvictColdest picks. ok is false when
+// there is none to pick.
+func (c *Collection) evictColdest(now int64) (lsn uint64, ok bool, err error) {
+	for {
+		v := c.lim.cold.victim()
+		if v == nil {
+			return 0, false, nil
+		}
+		id := v.id()
+		s, h := c.shardFor(id)
+		s.mu.Lock()
+		if s.docs.get(h, id) != v {
+			// Replaced or deleted since the policy picked it: the
+			// policy has been told, and has the new version if any.
+			s.mu.Unlock()
+			continue
+		}
+		lsn, err = c.evictLocked(s, h, v, v.expiry(c.def.Load()), now)
+		return lsn, err == nil, err
+	}
+}
+
+// evictSoonest evicts the document that expires soonest. ok is false when
+// no document can expire.
+func (c *Collection) evictSoonest(now int64) (lsn uint64, ok bool, err error) {
+	for {
+		i, m := 0, neverExpires
+		for j := range c.shards {
+			if x := c.shards[j].minExp.Load(); x < m {
+				i, m = j, x
+			}
+		}
+		if m == neverExpires {
+			return 0, false, nil
+		}
+		s := &c.shards[i]
+		s.mu.Lock()
+		b, found := s.index.tree.Min()
+		if !found {
+			s.mu.Unlock()
+			continue // emptied since minExp was read
+		}
+		v := b.items[len(b.items)-1]
+		lsn, err = c.evictLocked(s, maphash.String(c.seed, v.id()), v, b.exp, now)
+		return lsn, err == nil, err
+	}
+}
+
+// evictLocked removes v, the current entry of its id, filed under h and
+// expiring at exp, to make room, logs the removal as a delete, releases
+// s.mu, and reports v: to OnExpire if it had expired at second now (it
+// could be swept), to OnEvict otherwise. s.mu must be held for writing.
+func (c *Collection) evictLocked(s *shard, h uint64, v *entry, exp, now int64) (uint64, error) {
+	var lsn uint64
+	if c.d != nil {
+		var err error
+		if lsn, err = c.d.log.appendDelete(v.id()); err != nil {
+			if c.lim.cold != nil {
+				c.lim.cold.add(v) // still stored: the policy must keep it
+			}
+			s.mu.Unlock()
+			return 0, err
+		}
+	}
+	c.deleteLocked(s, h, v, exp)
+	s.mu.Unlock()
+	c.views.forget(v)
+	sl := []slot{{e: v, exp: exp}}
+	if isExpired(exp, now) {
+		c.swept.Add(1)
+		c.report(sl)
+		return lsn, nil
+	}
+	c.lim.evicted.Add(1)
+	c.lim.evictedBytes.Add(uint64(weigh(v)))
+	if c.onEvict != nil {
+		c.onEvict(Document(sl[0]))
+	}
+	return lsn, nil
+}

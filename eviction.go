@@ -1,0 +1,415 @@
+package ttlstore
+
+import (
+	"hash/maphash"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+)
+
+// coldest is EvictColdest's bookkeeping: W-TinyLFU (Einziger, Friedman and
+// Manes, "TinyLFU: A Highly Efficient Cache Admission Policy", 2017), as
+// Caffeine and otter have it, kept apart from the tables it serves. It only
+// picks victims: the bound itself is kept by the collection's counters
+// (bound.go).
+//
+// Documents are in one of three FIFO queues. A new document enters the
+// window, about 1% of the documents. One that leaves the window goes to the
+// tail of probation, as the candidate; when room is needed, the candidate
+// duels probation's head, the victim, and the one a frequency sketch says
+// was used less often is evicted (admit). Documents read while in probation
+// move to protected (80% of the main part) when they reach its head, and
+// protected's overflow goes back to probation's tail, but for documents read
+// since they were last looked at, which get a second chance. Caffeine keeps
+// its queues in LRU order, moving a node on every read through buffers that
+// readers fill; here readers only add to the hits counter of the entry they
+// read (a word that is in their cache already), and the queues are FIFO
+// with second chances, CLOCK-style, so that a read takes no lock and moves
+// nothing.
+//
+// Every method takes mu. The collection calls added, replaced and removed
+// with the document's shard lock held, so the policy learns of the changes
+// to one id in the order they were made; victim is called with no lock held,
+// and the caller then takes the victim's shard lock to remove it. Lock
+// order: shard, then mu.
+type coldest struct {
+	// mu protects everything below, and the qpos and seg fields of the
+	// entries in the queues.
+	mu        sync.Mutex
+	seed      maphash.Seed // the collection's, for the sketch's hashes
+	window    queue
+	probation queue
+	protected queue
+	// cand is the last document moved from the window to probation, the
+	// candidate of the next duel; nil once it has dueled or left.
+	cand   *entry
+	sketch sketch
+	rng    uint64 // xorshift state, for admit's random admissions
+}
+
+// The queues an entry can be in (entry.seg).
+const (
+	segNone uint8 = iota
+	segWindow
+	segProbation
+	segProtected
+)
+
+// maxHits is the most reads an entry counts between two looks of the
+// policy: the sketch's counters stop at 15 too.
+const maxHits = 15
+
+// touch records a read of e for EvictColdest. A document read often stops
+// writing to its entry once the count is saturated.
+func (e *entry) touch() {
+	if atomic.LoadUint32(&e.hits) < maxHits {
+		atomic.AddUint32(&e.hits, 1)
+	}
+}
+
+func newColdest(seed maphash.Seed, capacity int) *coldest {
+	p := &coldest{seed: seed, rng: 0x9e3779b97f4a7c15}
+	p.sketch.ensure(capacity)
+	return p
+}
+
+// len is the number of documents in the queues.
+func (p *coldest) len() int { return p.window.n + p.probation.n + p.protected.n }
+
+// added tells the policy of a new document.
+func (p *coldest) added(e *entry) {
+	p.mu.Lock()
+	p.sketch.ensure(p.len() + 1)
+	p.sketch.increment(p.hash(e))
+	p.insert(e)
+	p.mu.Unlock()
+}
+
+// add puts back e, which victim picked but could not be evicted.
+func (p *coldest) add(e *entry) {
+	p.mu.Lock()
+	if e.seg == segNone {
+		p.insert(e)
+	}
+	p.mu.Unlock()
+}
+
+// insert puts e at the tail of the window, and moves the window's overflow
+// to probation.
+func (p *coldest) insert(e *entry) {
+	p.push(&p.window, e, segWindow)
+	for p.window.n > p.windowSize() {
+		w := p.window.pop()
+		p.push(&p.probation, w, segProbation)
+		p.cand = w
+	}
+}
+
+// windowSize is the window's share: 1% of the documents, at least one.
+func (p *coldest) windowSize() int { return max(1, p.len()/100) }
+
+// protectedSize is protected's share: 80% of the main part.
+func (p *coldest) protectedSize() int { return (p.len() - p.windowSize()) * 4 / 5 }
+
+// replaced tells the policy that e replaced old, the entry of its id: e
+// takes old's place, and the write counts as a use.
+func (p *coldest) replaced(old, e *entry) {
+	p.mu.Lock()
+	if old.seg == segNone {
+		// Picked by victim, which found e instead: a new document.
+		p.sketch.increment(p.hash(e))
+		p.insert(e)
+		p.mu.Unlock()
+		return
+	}
+	atomic.StoreUint32(&e.hits, min(atomic.LoadUint32(&old.hits)+1, maxHits))
+	e.seg, e.qpos = old.seg, old.qpos
+	p.queueOf(old.seg).set(old.qpos, e)
+	old.seg = segNone
+	if p.cand == old {
+		p.cand = e
+	}
+	p.mu.Unlock()
+}
+
+// removed tells the policy that the documents were deleted, swept or
+// evicted.
+func (p *coldest) removed(batch []slot) {
+	p.mu.Lock()
+	for _, sl := range batch {
+		p.detach(sl.e)
+	}
+	p.mu.Unlock()
+}
+
+// removedOne is removed for one document.
+func (p *coldest) removedOne(e *entry) {
+	p.mu.Lock()
+	p.detach(e)
+	p.mu.Unlock()
+}
+
+// detach takes e out of its queue, if it is in one.
+func (p *coldest) detach(e *entry) {
+	if e.seg == segNone {
+		return
+	}
+	p.queueOf(e.seg).remove(e)
+	e.seg = segNone
+	if p.cand == e {
+		p.cand = nil
+	}
+}
+
+// victim picks the document to evict, takes it out of the queues and
+// returns it; nil when the queues are empty.
+func (p *coldest) victim() *entry {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	// chances bounds the second chances given in one call: readers may
+	// keep reading, and each read earns one.
+	chances := p.len() + 8
+	for {
+		v := p.probation.first()
+		if v == nil {
+			// The main part is all protected, or empty.
+			if d := p.protected.pop(); d != nil {
+				p.push(&p.probation, d, segProbation)
+				continue
+			}
+			if w := p.window.pop(); w != nil {
+				w.seg = segNone
+				return w
+			}
+			return nil
+		}
+		if chances > 0 && atomic.LoadUint32(&v.hits) > 0 {
+			// Read since it came to probation: promote it.
+			chances--
+			p.flush(v)
+			p.probation.pop()
+			if v == p.cand {
+				p.cand = nil
+			}
+			p.push(&p.protected, v, segProtected)
+			chances = p.demote(chances)
+			continue
+		}
+		if c := p.cand; c != nil && c != v {
+			p.cand = nil
+			if !p.admit(c, v) {
+				v = c
+			}
+		}
+		p.detach(v)
+		return v
+	}
+}
+
+// demote moves protected's overflow to probation's tail, but for documents
+// read since they were last looked at, which go back to protected's tail
+// while chances last. It returns the chances left.
+func (p *coldest) demote(chances int) int {
+	for p.protected.n > p.protectedSize() {
+		d := p.protected.pop()
+		if chances > 0 && atomic.LoadUint32(&d.hits) > 0 {
+			chances--
+			p.flush(d)
+			p.push(&p.protected, d, segProtected)
+			continue
+		}
+		p.push(&p.probation, d, segProbation)
+	}
+	return chances
+}
+
+// admit reports whether the candidate should stay rather than the victim:
+// when it was used more often, by the sketch. Like Caffeine, it lets a
+// warm candidate in at random now and then, so that an attacker cannot keep
+// a hot victim in place by making candidates collide with it in the sketch.
+func (p *coldest) admit(cand, victim *entry) bool {
+	cf, vf := p.freq(cand), p.freq(victim)
+	if cf > vf {
+		return true
+	}
+	if cf >= 6 {
+		p.rng ^= p.rng << 13
+		p.rng ^= p.rng >> 7
+		p.rng ^= p.rng << 17
+		return p.rng&127 == 0
+	}
+	return false
+}
+
+// freq is e's frequency: the sketch's count, once e's reads are in it.
+func (p *coldest) freq(e *entry) int {
+	h := p.hash(e)
+	for n := min(atomic.SwapUint32(&e.hits, 0), maxHits); n > 0; n-- {
+		p.sketch.increment(h)
+	}
+	return p.sketch.estimate(h)
+}
+
+// flush adds e's reads to the sketch.
+func (p *coldest) flush(e *entry) { p.freq(e) }
+
+func (p *coldest) hash(e *entry) uint64 { return maphash.String(p.seed, e.id()) }
+
+func (p *coldest) queueOf(seg uint8) *queue {
+	switch seg {
+	case segWindow:
+		return &p.window
+	case segProbation:
+		return &p.probation
+	}
+	return &p.protected
+}
+
+func (p *coldest) push(q *queue, e *entry, seg uint8) {
+	q.push(e)
+	e.seg = seg
+}
+
+// queue is a FIFO of entries in a ring buffer. A removed entry leaves a
+// hole (nil), skipped when it reaches the head; each entry knows its
+// position (qpos), so removal and replacement are O(1). Positions count up
+// from 0 and wrap at 2^32, which the ring's power-of-two size divides.
+type queue struct {
+	buf        []*entry
+	head, tail uint32 // buf[head&mask] is the first; tail is where the next goes
+	n          int    // entries in the queue, holes not counted
+}
+
+func (q *queue) mask() uint32 { return uint32(len(q.buf) - 1) }
+
+// push appends e at the tail.
+func (q *queue) push(e *entry) {
+	if int(q.tail-q.head) == len(q.buf) {
+		q.compact()
+	}
+	e.qpos = q.tail
+	q.buf[q.tail&q.mask()] = e
+	q.tail++
+	q.n++
+}
+
+// compact copies the entries, in order and without holes, to a new buffer
+// with room for as many again. Amortized over the pushes that filled the
+// old buffer, it costs O(1) a push.
+func (q *queue) compact() {
+	size := 16
+	if q.n >= 8 {
+		size = 1 << bits.Len(uint(2*q.n-1))
+	}
+	buf := make([]*entry, size)
+	j := uint32(0)
+	for i := q.head; i != q.tail; i++ {
+		if e := q.buf[i&q.mask()]; e != nil {
+			e.qpos = j
+			buf[j] = e
+			j++
+		}
+	}
+	q.buf, q.head, q.tail = buf, 0, j
+}
+
+// first returns the entry at the head, nil if the queue is empty.
+func (q *queue) first() *entry {
+	for q.head != q.tail {
+		if e := q.buf[q.head&q.mask()]; e != nil {
+			return e
+		}
+		q.head++
+	}
+	return nil
+}
+
+// pop removes and returns the entry at the head, nil if the queue is empty.
+func (q *queue) pop() *entry {
+	e := q.first()
+	if e != nil {
+		q.buf[q.head&q.mask()] = nil
+		q.head++
+		q.n--
+	}
+	return e
+}
+
+// remove takes e, which is in the queue, out of it.
+func (q *queue) remove(e *entry) {
+	q.buf[e.qpos&q.mask()] = nil
+	q.n--
+}
+
+// set puts e in place of the entry at position pos.
+func (q *queue) set(pos uint32, e *entry) { q.buf[pos&q.mask()] = e }
+
+// sketch is a count-min sketch of 4-bit counters, as in Caffeine's
+// FrequencySketch: each document counts in four counters, and its
+// frequency is the least of them. When the increments reach ten times the
+// counters' words, every counter is halved, so that the sketch forgets old
+// popularity. It holds one word (16 counters) per document it is sized
+// for, 8 bytes.
+type sketch struct {
+	table  []uint64
+	adds   int // increments since the last halving
+	sample int // increments between halvings
+}
+
+// ensure sizes the sketch for n documents, forgetting what it counted if it
+// has to grow.
+func (s *sketch) ensure(n int) {
+	want := max(64, 1<<bits.Len(uint(max(n, 1)-1)))
+	if len(s.table) >= want {
+		return
+	}
+	s.table = make([]uint64, want)
+	s.adds = 0
+	s.sample = 10 * want
+}
+
+// sketchSeeds mix a hash into four counter positions.
+var sketchSeeds = [4]uint64{0xc3a5c85c97cb3127, 0xb492b66fbe98f273, 0x9ae16a3b2f90404f, 0xcbf29ce484222325}
+
+// counter returns the word and the shift of the i-th counter of h.
+func (s *sketch) counter(h uint64, i int) (*uint64, uint) {
+	x := (h ^ h>>29) * sketchSeeds[i]
+	x ^= x >> 32
+	return &s.table[x&uint64(len(s.table)-1)], uint(x>>56&15) * 4
+}
+
+// increment counts one use of h.
+func (s *sketch) increment(h uint64) {
+	added := false
+	for i := range sketchSeeds {
+		w, sh := s.counter(h, i)
+		if *w>>sh&15 < 15 {
+			*w += 1 << sh
+			added = true
+		}
+	}
+	if added {
+		s.adds++
+		if s.adds >= s.sample {
+			s.halve()
+		}
+	}
+}
+
+// estimate is the count of h: the least of its counters.
+func (s *sketch) estimate(h uint64) int {
+	m := uint64(15)
+	for i := range sketchSeeds {
+		w, sh := s.counter(h, i)
+		m = min(m, *w>>sh&15)
+	}
+	return int(m)
+}
+
+// halve halves every counter.
+func (s *sketch) halve() {
+	for i, w := range s.table {
+		s.table[i] = w >> 1 & 0x7777777777777777
+	}
+	s.adds /= 2
+}
