@@ -71,12 +71,12 @@ func (p EvictionPolicy) String() string {
 // table's load), its place in the expiry index, and under EvictColdest its
 // place in the policy's queues and sketch. Measured with runtime.ReadMemStats
 // in TestBoundHoldsHeap.
-const docOverhead = 48
+const docOverhead = 64
 
 // Weight returns the document's weight, what it counts for against
 // Options.MaxBytes: the bytes of its allocation (a 48-byte header and its
 // JSON without _ts and _etag, rounded up to the Go allocator's size class)
-// plus 48 bytes for its place in the collection's table and indexes. That
+// plus 64 bytes for its place in the collection's table and indexes. That
 // is close to the heap the collection holds for it. A zero Document weighs
 // 0.
 func (d Document) Weight() int64 {
