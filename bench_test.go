@@ -226,3 +226,89 @@ func BenchmarkIterate(b *testing.B) {
 }
 
 func skewOf(c *ttlstore.Collection) *skewClock { return c.Clock().(*skewClock) }
+
+// BenchmarkBounded measures reads and writes of a full collection under
+// each policy, against the same collection with no bound ("none").
+func BenchmarkBounded(b *testing.B) {
+	const n = 100_000
+	policies := []struct {
+		name   string
+		max    int
+		policy ttlstore.EvictionPolicy
+	}{
+		{"none", 0, ttlstore.NoEviction},
+		{"NoEviction", n, ttlstore.NoEviction},
+		{"EvictColdest", n, ttlstore.EvictColdest},
+		{"EvictSoonestExpiry", n, ttlstore.EvictSoonestExpiry},
+	}
+	ids, docs := benchDocs(2 * n)
+	full := func(b *testing.B, max int, policy ttlstore.EvictionPolicy) *ttlstore.Collection {
+		c, err := ttlstore.New(ttlstore.Options{DefaultTTL: ttlstore.TTL(3600), SweepInterval: ttlstore.ManualSweep,
+			MaxDocuments: max, Eviction: policy})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { c.Close() })
+		for _, d := range docs[:n] {
+			if _, err := c.Upsert(d); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return c
+	}
+	for _, p := range policies {
+		b.Run("read/"+p.name, func(b *testing.B) {
+			c := full(b, p.max, p.policy)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := c.Read(ids[i%n]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("read-parallel/"+p.name, func(b *testing.B) {
+			c := full(b, p.max, p.policy)
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				i := 0
+				for pb.Next() {
+					if _, err := c.Read(ids[i%n]); err != nil {
+						b.Fatal(err)
+					}
+					i += 7
+				}
+			})
+		})
+		b.Run("overwrite/"+p.name, func(b *testing.B) {
+			c := full(b, p.max, p.policy)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := c.Upsert(docs[i%n]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		if p.max == 0 || p.policy != ttlstore.NoEviction {
+			// New ids, each evicting one document (none: growing).
+			b.Run("insert-evict/"+p.name, func(b *testing.B) {
+				c := full(b, p.max, p.policy)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if i > 0 && i%n == 0 && p.max == 0 {
+						b.StopTimer()
+						c.Close()
+						c = full(b, p.max, p.policy)
+						b.StartTimer()
+					}
+					if _, err := c.Upsert(docs[(n+i)%(2*n)]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -137,6 +137,31 @@
 // or by Compact. All disk access goes through internal/vfs, and the files'
 // format is written out in durable_record.go and internal/wal.
 //
+// # Bounded collections
+//
+// Options.MaxDocuments and Options.MaxBytes bound what a collection holds:
+// one budget for the whole collection, counted by documents and by weight
+// (Document.Weight: a document's allocation plus 64 bytes for its place in
+// the tables, close to the heap it really holds). No write takes the
+// collection past a bound, however many writers there are. A write that
+// needs room first sweeps expired documents, which no reader could see
+// anyway (reported to OnExpire); then Options.Eviction decides:
+//
+//   - NoEviction, the zero value, refuses the write with ErrFull and
+//     changes nothing: a store must not lose a live document.
+//   - EvictColdest evicts the documents least likely to be read again
+//     (W-TinyLFU, as in Caffeine and otter): a cache keeps its hot set.
+//     Every write is stored and readable at once.
+//   - EvictSoonestExpiry evicts the documents nearest their expiry, and
+//     never one that cannot expire (Redis's volatile-ttl).
+//
+// Evicted documents are reported to Options.OnEvict, once each, with no lock
+// held. A document heavier than MaxBytes by itself is refused with
+// ErrTooLarge. SetLimits changes the bounds at run time. In a durable
+// collection an eviction is logged as a delete, so an evicted document does
+// not come back at restart, and Open enforces the bound it is given. Stats
+// reports hits, misses, evictions, refusals and the weight held.
+//
 // # Concurrency
 //
 // A Collection is safe for concurrent use by any number of goroutines. The

@@ -195,11 +195,19 @@ func (p *coldest) victim() *entry {
 			chances = p.demote(chances)
 			continue
 		}
-		if c := p.cand; c != nil && c != v {
-			p.cand = nil
-			if !p.admit(c, v) {
-				v = c
+		c := p.cand
+		if c == nil || c == v {
+			// No candidate: the window's head is the one the write
+			// making room would push out of the window.
+			if w := p.window.first(); w != nil && p.window.n >= p.windowSize() {
+				p.window.pop()
+				p.push(&p.probation, w, segProbation)
+				c = w
 			}
+		}
+		p.cand = nil
+		if c != nil && c != v && !p.admit(c, v) {
+			v = c
 		}
 		p.detach(v)
 		return v

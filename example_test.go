@@ -191,3 +191,30 @@ func ExampleDocument_Decode() {
 	// Output:
 	// u1 Ada true 1795165200
 }
+
+// A store refuses a write when full; a cache evicts its coldest document.
+func ExampleEvictionPolicy() {
+	store, _ := ttlstore.New(ttlstore.Options{MaxDocuments: 2}) // NoEviction
+	defer store.Close()
+	store.Upsert([]byte(`{"id":"a"}`))
+	store.Upsert([]byte(`{"id":"b"}`))
+	_, err := store.Upsert([]byte(`{"id":"c"}`))
+	fmt.Println(errors.Is(err, ttlstore.ErrFull), err)
+
+	cache, _ := ttlstore.New(ttlstore.Options{
+		MaxDocuments: 2,
+		Eviction:     ttlstore.EvictColdest,
+		OnEvict:      func(d ttlstore.Document) { fmt.Println("evicted", d.ID()) },
+	})
+	defer cache.Close()
+	cache.Upsert([]byte(`{"id":"a"}`))
+	cache.Upsert([]byte(`{"id":"b"}`))
+	cache.Read("a") // a is read, b is not
+	cache.Upsert([]byte(`{"id":"c"}`))
+	_, err = cache.Read("a")
+	fmt.Println("a:", err)
+	// Output:
+	// true ttlstore: upsert "c": MaxDocuments is 2 and 2 documents are stored: collection full
+	// evicted b
+	// a: <nil>
+}
