@@ -4,6 +4,7 @@ import (
 	"errors"
 	"hash/maphash"
 	"strconv"
+	"sync"
 	"sync/atomic"
 )
 
@@ -41,8 +42,8 @@ const (
 	// documents already evicted; documents read again while in the main
 	// part are protected. Reads only bump a counter in the document: they
 	// take no lock for the policy. Writes of every kind take the policy's
-	// one mutex, briefly. It costs 8 bytes a document more than the other
-	// policies, counted in the weight.
+	// one mutex, briefly. Its queues and sketch take about 20 bytes a
+	// document, within the 64 of overhead that Document.Weight counts.
 	EvictColdest
 
 	// EvictSoonestExpiry evicts the documents that would expire soonest,
@@ -122,6 +123,20 @@ type limits struct {
 	docs  atomic.Int64
 	bytes atomic.Int64
 
+	// roomMu is held by the writer making room by eviction (makeRoom).
+	roomMu sync.Mutex
+	// filing counts the writes between their reservation and their
+	// filing, under an evicting policy, and those holding room that
+	// eviction made for them: room that no victim stands for yet.
+	filing atomic.Int64
+	// filed counts the ends of those: makeRoom looks again if one ended
+	// while it looked for a victim.
+	filed atomic.Uint64
+	// done is signalled, with roomMu held, when one of those ends while
+	// a room maker waits for it (waiting > 0).
+	done    *sync.Cond
+	waiting atomic.Int64
+
 	evicted      atomic.Uint64 // live documents evicted
 	evictedBytes atomic.Uint64 // their weight
 	refused      atomic.Uint64 // writes refused with ErrFull
@@ -168,7 +183,7 @@ func reserve(used *atomic.Int64, d, max int64) bool {
 // caller does: it must still reserve.
 func (l *limits) fits(dDocs, dBytes int64) bool {
 	fit := func(used *atomic.Int64, d, max int64) bool {
-		return max <= 0 || d <= 0 && used.Load() <= max || used.Load()+d <= max
+		return max <= 0 || used.Load()+d <= max
 	}
 	return fit(&l.docs, dDocs, l.maxDocs.Load()) && fit(&l.bytes, dBytes, l.maxBytes.Load())
 }
@@ -230,7 +245,8 @@ func (c *Collection) checkWeight(op string, e *entry) error {
 //
 // It returns ErrInvalidOptions for a negative bound (changing nothing),
 // ErrClosed after Close, and ErrIO when a durable collection could not log
-// an eviction.
+// an eviction: the new bounds are then in force, the evictions logged
+// before the failure stand, and writes fail with ErrIO from then on.
 func (c *Collection) SetLimits(maxDocuments int, maxBytes int64) error {
 	const op = "set limits"
 	if err := checkLimits(op, maxDocuments, maxBytes); err != nil {
@@ -247,46 +263,125 @@ func (c *Collection) SetLimits(maxDocuments int, maxBytes int64) error {
 // shrink brings the collection within its bounds, as far as its policy
 // allows.
 func (c *Collection) shrink(op string) error {
-	lsn, err := c.makeRoom(op, "", 0, 0)
+	var r room
+	err := c.makeRoom(op, "", 0, 0, &r)
+	c.lim.release(r.docs, r.bytes) // nothing to put in it
+	r.give(&c.lim)
+	c.lim.ended()
 	if errors.Is(err, ErrFull) {
 		err = nil // writes are refused until the usage falls
 	}
-	if err2 := c.synced(lsn); err == nil {
+	if err2 := c.synced(r.lsn); err == nil {
 		err = err2
 	}
 	return err
 }
 
-// makeRoom frees what a write of dDocs more documents and dBytes more
-// weight needs: expired documents first, then live ones as the policy
-// says. It holds no lock when called, and takes one shard's lock at a time.
-// It returns the log position of the last eviction it logged (0 for none),
-// which the write must wait for, and ErrFull when no room can be made.
-func (c *Collection) makeRoom(op, id string, dDocs, dBytes int64) (uint64, error) {
-	now := c.now()
-	if c.sweepForRoom(now, dDocs, dBytes) {
-		return 0, nil
+// room is what makeRoom freed for one write: documents and weight that
+// stay counted as used, for the write alone to fill (no other writer can
+// take them), and the log position of the last eviction, which the write
+// must wait for as it waits for its own record.
+type room struct {
+	docs, bytes int64
+	lsn         uint64
+}
+
+// take adds the room of one evicted document of weight w to r. Until the
+// write fills or gives it back (give), it counts in limits.filing: room
+// that no victim stands for.
+func (r *room) take(l *limits, w int64) {
+	if r.docs == 0 && r.bytes == 0 {
+		l.filing.Add(1)
 	}
-	var lsn uint64
-	for !c.lim.fits(dDocs, dBytes) {
-		var l uint64
+	r.docs++
+	r.bytes += w
+}
+
+// held is how much r counts in limits.filing: 1 if it holds room, else 0.
+func (r *room) held() int64 {
+	if r.docs != 0 || r.bytes != 0 {
+		return 1
+	}
+	return 0
+}
+
+// ended tells a room maker waiting for writes in progress that one ended.
+// It takes roomMu: no shard lock may be held.
+func (l *limits) ended() {
+	if l.waiting.Load() > 0 {
+		l.roomMu.Lock()
+		l.done.Broadcast()
+		l.roomMu.Unlock()
+	}
+}
+
+// give hands r's room over: to the usage it is counted in already, for the
+// write that fills it, or back to everyone with release as well.
+func (r *room) give(l *limits) {
+	if r.held() != 0 {
+		l.filing.Add(-1)
+		l.filed.Add(1)
+	}
+	r.docs, r.bytes = 0, 0
+}
+
+// makeRoom frees what a write of dDocs more documents and dBytes more
+// weight to the document with the given id needs (beyond what r holds
+// already): expired documents first, then live ones as the policy says,
+// never the document id itself. What it frees is added to r. It holds no
+// lock when called, and takes one shard's lock at a time. It returns
+// ErrFull when no room can be made.
+func (c *Collection) makeRoom(op, id string, dDocs, dBytes int64, r *room) error {
+	now := c.now()
+	if c.sweepForRoom(now, dDocs-r.docs, dBytes-r.bytes) {
+		return nil // the caller reserves it, if no other writer did first
+	}
+	if c.lim.policy == NoEviction {
+		return c.lim.fullError(op, id, dDocs-r.docs, dBytes-r.bytes)
+	}
+	// One writer makes room at a time: the others wait here rather than
+	// race it for victims, and find room made when they get in.
+	c.lim.roomMu.Lock()
+	defer c.lim.roomMu.Unlock()
+	for !c.lim.fits(dDocs-r.docs, dBytes-r.bytes) {
+		filed := c.lim.filed.Load()
 		var ok bool
 		var err error
 		switch c.lim.policy {
 		case EvictColdest:
-			l, ok, err = c.evictColdest(now)
+			ok, err = c.evictColdest(id, now, r)
 		case EvictSoonestExpiry:
-			l, ok, err = c.evictSoonest(now)
+			ok, err = c.evictSoonest(id, now, r)
 		}
-		lsn = max(lsn, l)
 		if err != nil {
-			return lsn, err
+			return err
 		}
 		if !ok {
-			return lsn, c.lim.fullError(op, id, dDocs, dBytes)
+			// Nothing to evict now. Room can be held by writes that
+			// no victim stands for yet, between their reservation and
+			// their filing (writing their log record, say), or holding
+			// room evicted for them. Give back what this write holds,
+			// in case another needs it to finish, wait for them, and
+			// look again. With none, the bound is held by what may not
+			// be evicted.
+			if r.held() != 0 {
+				c.lim.release(r.docs, r.bytes)
+				r.give(&c.lim)
+				c.lim.done.Broadcast()
+			}
+			c.lim.waiting.Add(1)
+			if c.lim.filing.Load() > 0 || c.lim.filed.Load() != filed {
+				if c.lim.filed.Load() == filed {
+					c.lim.done.Wait() // releases roomMu meanwhile
+				}
+				c.lim.waiting.Add(-1)
+				continue
+			}
+			c.lim.waiting.Add(-1)
+			return c.lim.fullError(op, id, dDocs-r.docs, dBytes-r.bytes)
 		}
 	}
-	return lsn, nil
+	return nil
 }
 
 // sweepForRoom sweeps expired documents, a batch at a time, until dDocs
@@ -312,83 +407,124 @@ func (c *Collection) sweepForRoom(now int64, dDocs, dBytes int64) bool {
 	return c.lim.fits(dDocs, dBytes)
 }
 
-// evictColdest evicts the document EvictColdest picks. ok is false when
-// there is none to pick.
-func (c *Collection) evictColdest(now int64) (lsn uint64, ok bool, err error) {
+// evictColdest evicts the document EvictColdest picks, but not the one
+// with the given id, and adds the room to r. ok is false when there is
+// none to pick.
+func (c *Collection) evictColdest(id string, now int64, r *room) (ok bool, err error) {
 	for {
-		v := c.lim.cold.victim()
+		v := c.lim.cold.victim(id)
 		if v == nil {
-			return 0, false, nil
+			return false, nil
 		}
-		id := v.id()
-		s, h := c.shardFor(id)
+		vid := v.id()
+		s, h := c.shardFor(vid)
 		s.mu.Lock()
-		if s.docs.get(h, id) != v {
+		if s.docs.get(h, vid) != v {
 			// Replaced or deleted since the policy picked it: the
 			// policy has been told, and has the new version if any.
 			s.mu.Unlock()
 			continue
 		}
-		lsn, err = c.evictLocked(s, h, v, v.expiry(c.def.Load()), now)
-		return lsn, err == nil, err
+		return true, c.evictLocked(s, h, v, v.expiry(c.def.Load()), now, r)
 	}
 }
 
-// evictSoonest evicts the document that expires soonest. ok is false when
-// no document can expire.
-func (c *Collection) evictSoonest(now int64) (lsn uint64, ok bool, err error) {
+// evictSoonest evicts the document that expires soonest, but not the one
+// with the given id, and adds the room to r. ok is false when no other
+// document can expire.
+func (c *Collection) evictSoonest(id string, now int64, r *room) (ok bool, err error) {
 	for {
-		i, m := 0, neverExpires
+		// The shard with the earliest expiry, and the earliest of the
+		// others, in case the earliest is id's alone.
+		i, first, second := 0, neverExpires, neverExpires
 		for j := range c.shards {
-			if x := c.shards[j].minExp.Load(); x < m {
-				i, m = j, x
+			switch x := c.shards[j].minExp.Load(); {
+			case x < first:
+				i, first, second = j, x, first
+			case x < second:
+				second = x
 			}
 		}
-		if m == neverExpires {
-			return 0, false, nil
+		if first == neverExpires {
+			return false, nil
 		}
 		s := &c.shards[i]
 		s.mu.Lock()
-		b, found := s.index.tree.Min()
-		if !found {
+		var v *entry
+		var exp int64
+		s.index.tree.Ascend(func(b *bucket) bool {
+			for _, e := range b.items {
+				if e.id() != id {
+					v, exp = e, b.exp
+					return false
+				}
+			}
+			return true
+		})
+		switch {
+		case v != nil && exp <= second:
+			return true, c.evictLocked(s, maphash.String(c.seed, v.id()), v, exp, now, r)
+		case second == neverExpires:
 			s.mu.Unlock()
-			continue // emptied since minExp was read
+			if v == nil {
+				return false, nil // only id can expire
+			}
+			// Changed since the scan: look again.
+		default:
+			s.mu.Unlock()
+			// The earliest is id's alone, or the shard changed: the
+			// next earliest is in another shard, which cannot hold
+			// id. Evict there.
+			for j := range c.shards {
+				if j == i || c.shards[j].minExp.Load() != second {
+					continue
+				}
+				t := &c.shards[j]
+				t.mu.Lock()
+				if b, found := t.index.tree.Min(); found && b.exp == second {
+					w := b.items[len(b.items)-1]
+					return true, c.evictLocked(t, maphash.String(c.seed, w.id()), w, b.exp, now, r)
+				}
+				t.mu.Unlock()
+				break
+			}
 		}
-		v := b.items[len(b.items)-1]
-		lsn, err = c.evictLocked(s, maphash.String(c.seed, v.id()), v, b.exp, now)
-		return lsn, err == nil, err
 	}
 }
 
-// evictLocked removes v, the current entry of its id, filed under h and
-// expiring at exp, to make room, logs the removal as a delete, releases
-// s.mu, and reports v: to OnExpire if it had expired at second now (it
-// could be swept), to OnEvict otherwise. s.mu must be held for writing.
-func (c *Collection) evictLocked(s *shard, h uint64, v *entry, exp, now int64) (uint64, error) {
-	var lsn uint64
+// evictLocked removes v, the current entry of its id, filed in s under h
+// and expiring at exp, to make room, logs the removal as a delete, adds its
+// room to r, releases s.mu, and reports v: to OnExpire if it had expired at
+// second now (it could be swept), to OnEvict otherwise. s.mu must be held
+// for writing.
+func (c *Collection) evictLocked(s *shard, h uint64, v *entry, exp, now int64, r *room) error {
 	if c.d != nil {
-		var err error
-		if lsn, err = c.d.log.appendDelete(v.id()); err != nil {
+		lsn, err := c.d.log.appendDelete(v.id())
+		if err != nil {
 			if c.lim.cold != nil {
 				c.lim.cold.add(v) // still stored: the policy must keep it
 			}
 			s.mu.Unlock()
-			return 0, err
+			return err
 		}
+		r.lsn = lsn
 	}
-	c.deleteLocked(s, h, v, exp)
+	// v's room stays counted as used, for the write alone to fill.
+	w := weigh(v)
+	c.unfileLocked(s, h, v, exp)
+	r.take(&c.lim, w)
 	s.mu.Unlock()
 	c.views.forget(v)
 	sl := []slot{{e: v, exp: exp}}
 	if isExpired(exp, now) {
 		c.swept.Add(1)
 		c.report(sl)
-		return lsn, nil
+		return nil
 	}
 	c.lim.evicted.Add(1)
-	c.lim.evictedBytes.Add(uint64(weigh(v)))
+	c.lim.evictedBytes.Add(uint64(w))
 	if c.onEvict != nil {
 		c.onEvict(Document(sl[0]))
 	}
-	return lsn, nil
+	return nil
 }

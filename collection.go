@@ -288,6 +288,7 @@ func newCollection(op string, opts Options) (*Collection, int32, error) {
 	c.lim.maxDocs.Store(int64(opts.MaxDocuments))
 	c.lim.maxBytes.Store(opts.MaxBytes)
 	c.lim.policy = opts.Eviction
+	c.lim.done = sync.NewCond(&c.lim.roomMu)
 	if opts.Eviction == EvictColdest {
 		c.lim.cold = newColdest(c.seed, opts.MaxDocuments)
 	}
@@ -389,9 +390,10 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 	e.etag = c.etagSeq.Add(1)
 	id := e.id()
 
-	// evicted is the log position of the last eviction made for this
-	// write, which it waits for as it waits for its own record.
-	var evicted uint64
+	// r is the room evictions made for this write, held for it, and the
+	// log position of the last of them.
+	var r room
+	evicting := c.lim.policy != NoEviction
 	s, h := c.shardFor(id)
 	for {
 		s.mu.Lock()
@@ -415,31 +417,41 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 		switch {
 		case mode == mustNotExist && oldLive:
 			s.mu.Unlock()
-			return Document{}, c.failed(evicted, newError(op, id, ErrConflict))
+			return Document{}, c.failed(&r, newError(op, id, ErrConflict))
 		case mode == mustExist && !oldLive:
 			s.mu.Unlock()
-			return Document{}, c.failed(evicted, newError(op, id, ErrNotFound))
+			return Document{}, c.failed(&r, newError(op, id, ErrNotFound))
 		case checkMatch && !old.etagIs(ifMatch):
 			t := old.etagText()
 			s.mu.Unlock()
-			return Document{}, c.failed(evicted, newErrorDetail(op, id, ErrPreconditionFailed, "If-Match "+strconv.Quote(ifMatch)+", _etag "+strconv.Quote(string(t[:]))))
+			return Document{}, c.failed(&r, newErrorDetail(op, id, ErrPreconditionFailed, "If-Match "+strconv.Quote(ifMatch)+", _etag "+strconv.Quote(string(t[:]))))
 		}
 		dDocs, dBytes := int64(1), w
 		if had {
 			dDocs, dBytes = 0, w-weigh(old)
 		}
-		if !c.lim.reserve(dDocs, dBytes) {
+		if evicting {
+			c.lim.filing.Add(1)
+		}
+		// The room made for this write counts as used already.
+		if !c.lim.reserve(dDocs-r.docs, dBytes-r.bytes) {
+			if evicting {
+				c.lim.filing.Add(-1)
+				c.lim.filed.Add(1)
+			}
 			s.mu.Unlock()
-			lsn, err := c.makeRoom(op, id, dDocs, dBytes)
-			evicted = max(evicted, lsn)
-			if err != nil {
+			if evicting {
+				c.lim.ended()
+			}
+			if err := c.makeRoom(op, id, dDocs, dBytes, &r); err != nil {
 				if errors.Is(err, ErrFull) {
 					c.lim.refused.Add(1)
 				}
-				return Document{}, c.failed(evicted, err)
+				return Document{}, c.failed(&r, err)
 			}
 			continue
 		}
+		r.give(&c.lim) // in the reservation now
 		e.ts = now
 		exp := expiryAt(now, effectiveTTL(def, e.ttl))
 		var lsn uint64
@@ -448,12 +460,26 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 			// full disk, a failed disk) changes nothing.
 			if lsn, err = c.d.log.appendPut(e); err != nil {
 				c.lim.release(dDocs, dBytes)
+				if evicting {
+					c.lim.filing.Add(-1)
+					c.lim.filed.Add(1)
+				}
 				s.mu.Unlock()
-				return Document{}, c.failed(evicted, err)
+				if evicting {
+					c.lim.ended()
+				}
+				return Document{}, c.failed(&r, err)
 			}
 		}
 		c.storeLocked(s, h, e, exp, ref, oldExp)
+		if evicting {
+			c.lim.filing.Add(-1)
+			c.lim.filed.Add(1)
+		}
 		s.mu.Unlock()
+		if evicting {
+			c.lim.ended()
+		}
 
 		c.noteExpiry(exp)
 		if had {
@@ -463,7 +489,7 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 			c.swept.Add(1)
 			c.report([]slot{{e: old, exp: oldExp}})
 		}
-		if err := c.synced(max(lsn, evicted)); err != nil {
+		if err := c.synced(max(lsn, r.lsn)); err != nil {
 			return Document{}, err
 		}
 		return Document{e: e, exp: exp}, nil
@@ -471,12 +497,17 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 }
 
 // failed returns err, the error of a write that changed nothing, after
-// waiting for the evictions it logged (evicted is the last one's log
-// position, 0 for none): they stand, and are reported, whether or not the
-// write does. A failure to sync them is returned instead.
-func (c *Collection) failed(evicted uint64, err error) error {
-	if evicted != 0 {
-		if serr := c.synced(evicted); serr != nil {
+// giving back the room made for it and waiting for the evictions it logged:
+// they stand, and were reported, whether or not the write does. A failure
+// to sync them is returned instead.
+func (c *Collection) failed(r *room, err error) error {
+	if r.held() != 0 {
+		c.lim.release(r.docs, r.bytes)
+		r.give(&c.lim)
+		c.lim.ended()
+	}
+	if r.lsn != 0 {
+		if serr := c.synced(r.lsn); serr != nil {
 			return serr
 		}
 	}
@@ -731,10 +762,15 @@ func (c *Collection) remove(op, id, ifMatch string, checkMatch bool) error {
 // expiring at exp, takes its weight off the usage and tells the eviction
 // policy. s.mu must be held for writing.
 func (c *Collection) deleteLocked(s *shard, h uint64, e *entry, exp int64) {
+	c.unfileLocked(s, h, e, exp)
+	c.lim.release(1, weigh(e))
+}
+
+// unfileLocked is deleteLocked but for the usage: e's room stays counted.
+func (c *Collection) unfileLocked(s *shard, h uint64, e *entry, exp int64) {
 	s.docs.remove(h, e)
 	s.size.Store(int32(s.docs.len()))
 	s.unindexLocked(e, exp)
-	c.lim.release(1, weigh(e))
 	if c.lim.cold != nil {
 		c.lim.cold.removedOne(e)
 	}

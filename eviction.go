@@ -99,10 +99,20 @@ func (p *coldest) add(e *entry) {
 func (p *coldest) insert(e *entry) {
 	p.push(&p.window, e, segWindow)
 	for p.window.n > p.windowSize() {
-		w := p.window.pop()
-		p.push(&p.probation, w, segProbation)
-		p.cand = w
+		p.cand = p.leaveWindow()
 	}
+}
+
+// leaveWindow moves the window's head to probation's tail and returns it.
+// Its reads so far go into the sketch: they count for its frequency, but
+// not as reads in probation, which would promote it. (Otherwise a scan that
+// reads each new document once, right after writing it, would flood
+// protected and push the hot set out.)
+func (p *coldest) leaveWindow() *entry {
+	w := p.window.pop()
+	p.flush(w)
+	p.push(&p.probation, w, segProbation)
+	return w
 }
 
 // windowSize is the window's share: 1% of the documents, at least one.
@@ -161,14 +171,15 @@ func (p *coldest) detach(e *entry) {
 	}
 }
 
-// victim picks the document to evict, takes it out of the queues and
-// returns it; nil when the queues are empty.
-func (p *coldest) victim() *entry {
+// victim picks the document to evict, other than the one with id skip,
+// takes it out of the queues and returns it; nil when there is none.
+func (p *coldest) victim(skip string) *entry {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	// chances bounds the second chances given in one call: readers may
-	// keep reading, and each read earns one.
-	chances := p.len() + 8
+	// keep reading, and each read earns one. skips bounds the times skip
+	// is put back at a tail, so that a queue of skip alone ends.
+	chances, skips := p.len()+8, 2
 	for {
 		v := p.probation.first()
 		if v == nil {
@@ -177,11 +188,20 @@ func (p *coldest) victim() *entry {
 				p.push(&p.probation, d, segProbation)
 				continue
 			}
-			if w := p.window.pop(); w != nil {
-				w.seg = segNone
-				return w
+			w := p.window.first()
+			if w == nil {
+				return nil
 			}
-			return nil
+			p.window.pop()
+			if w.id() == skip {
+				p.push(&p.window, w, segWindow)
+				if skips--; skips == 0 {
+					return nil
+				}
+				continue
+			}
+			w.seg = segNone
+			return w
 		}
 		if chances > 0 && atomic.LoadUint32(&v.hits) > 0 {
 			// Read since it came to probation: promote it.
@@ -199,15 +219,31 @@ func (p *coldest) victim() *entry {
 		if c == nil || c == v {
 			// No candidate: the window's head is the one the write
 			// making room would push out of the window.
-			if w := p.window.first(); w != nil && p.window.n >= p.windowSize() {
-				p.window.pop()
-				p.push(&p.probation, w, segProbation)
-				c = w
+			if p.window.n > 0 && p.window.n >= p.windowSize() {
+				c = p.leaveWindow()
 			}
 		}
 		p.cand = nil
-		if c != nil && c != v && !p.admit(c, v) {
-			v = c
+		if c != nil && c != v {
+			// The duel's loser goes, unless it is skip: then the
+			// winner.
+			loser, winner := v, c
+			if !p.admit(c, v) {
+				loser, winner = c, v
+			}
+			if loser.id() == skip {
+				loser = winner
+			}
+			v = loser
+		}
+		if v.id() == skip {
+			// Alone at the head: to the tail, and look again.
+			p.probation.remove(v)
+			p.push(&p.probation, v, segProbation)
+			if skips--; skips == 0 {
+				return nil
+			}
+			continue
 		}
 		p.detach(v)
 		return v

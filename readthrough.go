@@ -103,7 +103,13 @@ func (c *Collection) ReadOrLoad(ctx context.Context, id string, load func(ctx co
 	if load == nil {
 		panic("ttlstore: ReadOrLoad with a nil load function")
 	}
-	d, err := c.Read(id)
+	return c.readOrLoad(ctx, id, load, true)
+}
+
+// readOrLoad is ReadOrLoad; its first read counts in Stats if count is
+// true (Typed.ReadOrLoad has counted its own).
+func (c *Collection) readOrLoad(ctx context.Context, id string, load func(ctx context.Context, id string) (any, error), count bool) (Document, error) {
+	d, err := c.read(id, count)
 	switch {
 	case err == nil:
 		return d, nil

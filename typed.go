@@ -433,13 +433,13 @@ func (t *Typed[T]) ReadOrLoad(ctx context.Context, id string, load func(ctx cont
 	if err == nil || !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrClosed) {
 		return v, err
 	}
-	d, err := t.c.ReadOrLoad(ctx, id, func(ctx context.Context, id string) (any, error) {
+	d, err := t.c.readOrLoad(ctx, id, func(ctx context.Context, id string) (any, error) {
 		v, err := load(ctx, id)
 		if err != nil {
 			return nil, err
 		}
 		return v, nil
-	})
+	}, false)
 	if err != nil {
 		var zero T
 		return zero, err
