@@ -290,7 +290,7 @@ func newCollection(op string, opts Options) (*Collection, int32, error) {
 	c.lim.policy = opts.Eviction
 	c.lim.done = sync.NewCond(&c.lim.roomMu)
 	if opts.Eviction == EvictColdest {
-		c.lim.cold = newColdest(c.seed, opts.MaxDocuments)
+		c.lim.cold = newColdest(c.seed, opts.MaxDocuments, c.reads)
 	}
 	c.armed.Store(neverExpires)
 	for i := range c.shards {
@@ -299,6 +299,15 @@ func newCollection(op string, opts Options) (*Collection, int32, error) {
 		s.minExp.Store(neverExpires)
 	}
 	return c, def, nil
+}
+
+// reads returns the hits and misses counted by reads since New.
+func (c *Collection) reads() (hits, misses uint64) {
+	for i := range c.shards {
+		hits += c.shards[i].hits.Load()
+		misses += c.shards[i].misses.Load()
+	}
+	return hits, misses
 }
 
 // start starts the background sweeper, unless there is to be none.

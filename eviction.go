@@ -2,6 +2,7 @@ package ttlstore
 
 import (
 	"hash/maphash"
+	"math"
 	"math/bits"
 	"sync"
 	"sync/atomic"
@@ -45,7 +46,28 @@ type coldest struct {
 	cand   *entry
 	sketch sketch
 	rng    uint64 // xorshift state, for admit's random admissions
+
+	// The hill climber, as in Caffeine: every sample of reads it moves
+	// the window's share the way that raised the hit ratio last time, by
+	// a step that shrinks while the ratio holds still.
+	requests func() (hits, misses uint64) // the collection's read counts
+	share    float64                      // the window's share of the documents
+	step     float64                      // the next change of window, in documents; signed
+	lastRate float64                      // the hit ratio of the last sample
+	sampled  uint64                       // reads when the last sample ended
+	lastHits uint64                       // hits when the last sample ended
+	aged     uint64                       // hits the sketch has aged by
+	adds     int                          // additions since the read counts were last looked at
 }
+
+// Caffeine's hill climber's settings.
+const (
+	climbStart   = 0.01   // the window's first share
+	climbStep    = 0.0625 // a first step, as a share of the documents
+	climbDecay   = 0.98   // each step is this much of the one before
+	climbRestart = 0.05   // a change of hit ratio this large starts over with a first step
+	climbMax     = 0.80   // the window's largest share
+)
 
 // The queues an entry can be in (entry.seg).
 const (
@@ -67,10 +89,49 @@ func (e *entry) touch() {
 	}
 }
 
-func newColdest(seed maphash.Seed, capacity int) *coldest {
-	p := &coldest{seed: seed, rng: 0x9e3779b97f4a7c15}
+func newColdest(seed maphash.Seed, capacity int, requests func() (hits, misses uint64)) *coldest {
+	p := &coldest{seed: seed, rng: 0x9e3779b97f4a7c15, requests: requests, share: climbStart}
 	p.sketch.ensure(capacity)
+	p.step = -climbStep * float64(capacity)
 	return p
+}
+
+// climb adjusts the window once a sample of reads (ten per document) has
+// passed. It is called every 64 additions: the read counts are summed over
+// the collection's shards.
+func (p *coldest) climb() {
+	if p.adds++; p.adds < 64 || p.requests == nil {
+		return
+	}
+	p.adds = 0
+	hits, misses := p.requests()
+	// The sketch ages by accesses, as Caffeine's does, and the reads
+	// reach it late or not at all (a document read more than 15 times
+	// between two looks saturates): age it by the reads counted.
+	p.sketch.age(int(hits - p.aged))
+	p.aged = hits
+	n := p.len()
+	reads := hits + misses
+	if reads-p.sampled < uint64(10*max(n, 64)) {
+		return
+	}
+	// The hit ratio of this sample: the counts are cumulative, so keep
+	// the last ones.
+	h := hits - p.lastHits
+	rate := float64(h) / float64(reads-p.sampled)
+	p.lastHits, p.sampled = hits, reads
+	change := rate - p.lastRate
+	amount := p.step
+	if change < 0 {
+		amount = -amount
+	}
+	if math.Abs(change) >= climbRestart {
+		p.step = math.Copysign(climbStep*float64(n), amount)
+	} else {
+		p.step = climbDecay * amount
+	}
+	p.lastRate = rate
+	p.share = min(climbMax, max(0, p.share+amount/float64(max(n, 1))))
 }
 
 // len is the number of documents in the queues.
@@ -82,6 +143,7 @@ func (p *coldest) added(e *entry) {
 	p.sketch.ensure(p.len() + 1)
 	p.sketch.increment(p.hash(e))
 	p.insert(e)
+	p.climb()
 	p.mu.Unlock()
 }
 
@@ -115,8 +177,8 @@ func (p *coldest) leaveWindow() *entry {
 	return w
 }
 
-// windowSize is the window's share: 1% of the documents, at least one.
-func (p *coldest) windowSize() int { return max(1, p.len()/100) }
+// windowSize is the window's share of the documents, at least one.
+func (p *coldest) windowSize() int { return max(1, int(p.share*float64(p.len()))) }
 
 // protectedSize is protected's share: 80% of the main part.
 func (p *coldest) protectedSize() int { return (p.len() - p.windowSize()) * 4 / 5 }
@@ -289,7 +351,7 @@ func (p *coldest) admit(cand, victim *entry) bool {
 func (p *coldest) freq(e *entry) int {
 	h := p.hash(e)
 	for n := min(atomic.SwapUint32(&e.hits, 0), maxHits); n > 0; n-- {
-		p.sketch.increment(h)
+		p.sketch.count(h) // its age: every read counts toward it (climb)
 	}
 	return p.sketch.estimate(h)
 }
@@ -422,8 +484,15 @@ func (s *sketch) counter(h uint64, i int) (*uint64, uint) {
 	return &s.table[x&uint64(len(s.table)-1)], uint(x>>56&15) * 4
 }
 
-// increment counts one use of h.
+// increment counts one use of h, and ages the sketch by it.
 func (s *sketch) increment(h uint64) {
+	if s.count(h) {
+		s.age(1)
+	}
+}
+
+// count counts one use of h, and reports whether any counter grew.
+func (s *sketch) count(h uint64) bool {
 	added := false
 	for i := range sketchSeeds {
 		w, sh := s.counter(h, i)
@@ -432,11 +501,14 @@ func (s *sketch) increment(h uint64) {
 			added = true
 		}
 	}
-	if added {
-		s.adds++
-		if s.adds >= s.sample {
-			s.halve()
-		}
+	return added
+}
+
+// age counts n uses toward the next halving.
+func (s *sketch) age(n int) {
+	s.adds += n
+	if s.adds >= s.sample {
+		s.halve()
 	}
 }
 
