@@ -9,6 +9,9 @@
 #   ./run.sh durable            # the durable stores (ttlstore Open, buntdb, badger),
 #                               #   on disk in $TMPDIR (or /tmp), about 8 minutes
 #   ./run.sh all                # both, one after the other
+#   ./run.sh bounded            # the bounded caches (ttlstore MaxDocuments with
+#                               #   EvictColdest, otter, ristretto), full at 100k,
+#                               #   on 1 and 2 goroutines, about 5 minutes
 #   BENCH_COUNT=10 ./run.sh     # more samples
 #   BENCH_QUICK=1 ./run.sh      # smoke test: -count 1, short benchtimes
 #                               #   (durable: 100k documents instead of 1M)
@@ -22,9 +25,9 @@ BENCHSTAT=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 
 suite=${1:-peers}
 case $suite in
-peers | durable | all) ;;
+peers | durable | all | bounded) ;;
 *)
-	echo "usage: $0 [peers|durable|all]" >&2
+	echo "usage: $0 [peers|durable|all|bounded]" >&2
 	exit 2
 	;;
 esac
@@ -44,7 +47,7 @@ echo "== sanity tests (adapters must store, find and expire)" >&2
 go test -count=1 ./... >&2
 echo "== building the benchmark binaries" >&2
 go test -c -o "$tmp/bench.test" .
-if [[ $suite != durable ]]; then
+if [[ $suite == peers || $suite == all ]]; then
 	(cd .. && go test -c -o "$tmp/lib.test" .)
 fi
 
@@ -151,9 +154,21 @@ durable() {
 	summarize
 }
 
+# bounded runs the workloads of the bounded caches. The hit ratios of the
+# same policies are cmd/hitratio's (go run ./cmd/hitratio).
+bounded() {
+	start "-bounded"
+	SECONDS=0
+	group '^BenchmarkBounded(ReadHit|Write)$' 1s 100ms
+	echo "# run.sh finished after ${SECONDS}s" >>"$out"
+	echo "== done in ${SECONDS}s; raw output in bench/$out" >&2
+	summarize
+}
+
 case $suite in
 peers) peers ;;
 durable) durable ;;
+bounded) bounded ;;
 all)
 	peers
 	durable
