@@ -305,6 +305,14 @@ func (r *room) held() int64 {
 	return 0
 }
 
+// endFiling counts the end of a write in progress or of a hold on room:
+// filed first, so that a room maker that finds filing at 0 also finds filed
+// changed, and looks again.
+func (l *limits) endFiling() {
+	l.filed.Add(1)
+	l.filing.Add(-1)
+}
+
 // ended tells a room maker waiting for writes in progress that one ended.
 // It takes roomMu: no shard lock may be held.
 func (l *limits) ended() {
@@ -319,8 +327,7 @@ func (l *limits) ended() {
 // write that fills it, or back to everyone with release as well.
 func (r *room) give(l *limits) {
 	if r.held() != 0 {
-		l.filing.Add(-1)
-		l.filed.Add(1)
+		l.endFiling()
 	}
 	r.docs, r.bytes = 0, 0
 }

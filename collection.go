@@ -445,8 +445,7 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 		// The room made for this write counts as used already.
 		if !c.lim.reserve(dDocs-r.docs, dBytes-r.bytes) {
 			if evicting {
-				c.lim.filing.Add(-1)
-				c.lim.filed.Add(1)
+				c.lim.endFiling()
 			}
 			s.mu.Unlock()
 			if evicting {
@@ -470,8 +469,7 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 			if lsn, err = c.d.log.appendPut(e); err != nil {
 				c.lim.release(dDocs, dBytes)
 				if evicting {
-					c.lim.filing.Add(-1)
-					c.lim.filed.Add(1)
+					c.lim.endFiling()
 				}
 				s.mu.Unlock()
 				if evicting {
@@ -482,8 +480,7 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 		}
 		c.storeLocked(s, h, e, exp, ref, oldExp)
 		if evicting {
-			c.lim.filing.Add(-1)
-			c.lim.filed.Add(1)
+			c.lim.endFiling()
 		}
 		s.mu.Unlock()
 		if evicting {
