@@ -123,11 +123,13 @@ type limits struct {
 	docs  atomic.Int64
 	bytes atomic.Int64
 
-	// roomMu is held by the writer making room by eviction (makeRoom).
+	// roomMu is held by a writer that found nothing to evict while it
+	// decides to wait (makeRoom), and by those that wake it (ended).
 	roomMu sync.Mutex
 	// filing counts the writes between their reservation and their
-	// filing, under an evicting policy, and those holding room that
-	// eviction made for them: room that no victim stands for yet.
+	// filing, under an evicting policy, those holding room that eviction
+	// made for them, and EvictColdest's victims picked but not yet
+	// removed: room that no victim a room maker can find stands for.
 	filing atomic.Int64
 	// filed counts the ends of those: makeRoom looks again if one ended
 	// while it looked for a victim.
@@ -346,10 +348,6 @@ func (c *Collection) makeRoom(op, id string, dDocs, dBytes int64, r *room) error
 	if c.lim.policy == NoEviction {
 		return c.lim.fullError(op, id, dDocs-r.docs, dBytes-r.bytes)
 	}
-	// One writer makes room at a time: the others wait here rather than
-	// race it for victims, and find room made when they get in.
-	c.lim.roomMu.Lock()
-	defer c.lim.roomMu.Unlock()
 	for !c.lim.fits(dDocs-r.docs, dBytes-r.bytes) {
 		filed := c.lim.filed.Load()
 		var ok bool
@@ -371,20 +369,22 @@ func (c *Collection) makeRoom(op, id string, dDocs, dBytes int64, r *room) error
 			// in case another needs it to finish, wait for them, and
 			// look again. With none, the bound is held by what may not
 			// be evicted.
+			c.lim.roomMu.Lock()
 			if r.held() != 0 {
 				c.lim.release(r.docs, r.bytes)
 				r.give(&c.lim)
 				c.lim.done.Broadcast()
 			}
 			c.lim.waiting.Add(1)
-			if c.lim.filing.Load() > 0 || c.lim.filed.Load() != filed {
-				if c.lim.filed.Load() == filed {
-					c.lim.done.Wait() // releases roomMu meanwhile
-				}
-				c.lim.waiting.Add(-1)
-				continue
+			wait := c.lim.filing.Load() > 0 || c.lim.filed.Load() != filed
+			if wait && c.lim.filed.Load() == filed {
+				c.lim.done.Wait() // releases roomMu meanwhile
 			}
 			c.lim.waiting.Add(-1)
+			c.lim.roomMu.Unlock()
+			if wait {
+				continue
+			}
 			return c.lim.fullError(op, id, dDocs-r.docs, dBytes-r.bytes)
 		}
 	}
@@ -419,7 +419,7 @@ func (c *Collection) sweepForRoom(now int64, dDocs, dBytes int64) bool {
 // none to pick.
 func (c *Collection) evictColdest(id string, now int64, r *room) (ok bool, err error) {
 	for {
-		v := c.lim.cold.victim(id)
+		v := c.lim.cold.victim(id) // counted in filing if not nil
 		if v == nil {
 			return false, nil
 		}
@@ -430,6 +430,7 @@ func (c *Collection) evictColdest(id string, now int64, r *room) (ok bool, err e
 			// Replaced or deleted since the policy picked it: the
 			// policy has been told, and has the new version if any.
 			s.mu.Unlock()
+			c.lim.endFiling()
 			continue
 		}
 		return true, c.evictLocked(s, h, v, v.expiry(c.def.Load()), now, r)
@@ -510,16 +511,24 @@ func (c *Collection) evictLocked(s *shard, h uint64, v *entry, exp, now int64, r
 		if err != nil {
 			if c.lim.cold != nil {
 				c.lim.cold.add(v) // still stored: the policy must keep it
+				c.lim.endFiling() // the pick
 			}
 			s.mu.Unlock()
 			return err
 		}
 		r.lsn = lsn
 	}
-	// v's room stays counted as used, for the write alone to fill.
+	// v's room stays counted as used, for the write alone to fill. It is
+	// counted in filing before v leaves the expiry index (where another
+	// room maker may look for victims), and before the pick that
+	// EvictColdest counted there ends: see makeRoom.
 	w := weigh(v)
-	c.unfileLocked(s, h, v, exp)
 	r.take(&c.lim, w)
+	if c.lim.cold != nil {
+		c.lim.endFiling() // the pick
+	}
+	// The policy took v out of its queues when it picked it.
+	c.unfileLocked(s, h, v, exp)
 	s.mu.Unlock()
 	c.views.forget(v)
 	sl := []slot{{e: v, exp: exp}}

@@ -290,7 +290,7 @@ func newCollection(op string, opts Options) (*Collection, int32, error) {
 	c.lim.policy = opts.Eviction
 	c.lim.done = sync.NewCond(&c.lim.roomMu)
 	if opts.Eviction == EvictColdest {
-		c.lim.cold = newColdest(c.seed, opts.MaxDocuments, c.reads)
+		c.lim.cold = newColdest(c.seed, opts.MaxDocuments, c.reads, &c.lim.filing)
 	}
 	c.armed.Store(neverExpires)
 	for i := range c.shards {
@@ -403,6 +403,14 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 	// log position of the last of them.
 	var r room
 	evicting := c.lim.policy != NoEviction
+	if evicting && !c.lim.fits(1, w) {
+		// Full, as a cache mostly is: make room for a new document
+		// before looking, rather than look twice. An overwrite gives
+		// back what it does not need. Refusals are left to the look.
+		if err := c.makeRoom(op, id, 1, w, &r); err != nil && !errors.Is(err, ErrFull) {
+			return Document{}, c.failed(&r, err)
+		}
+	}
 	s, h := c.shardFor(id)
 	for {
 		s.mu.Lock()
@@ -769,17 +777,18 @@ func (c *Collection) remove(op, id, ifMatch string, checkMatch bool) error {
 // policy. s.mu must be held for writing.
 func (c *Collection) deleteLocked(s *shard, h uint64, e *entry, exp int64) {
 	c.unfileLocked(s, h, e, exp)
+	if c.lim.cold != nil {
+		c.lim.cold.removedOne(e)
+	}
 	c.lim.release(1, weigh(e))
 }
 
-// unfileLocked is deleteLocked but for the usage: e's room stays counted.
+// unfileLocked is deleteLocked but for the usage, where e's room stays
+// counted, and the eviction policy, which is not told.
 func (c *Collection) unfileLocked(s *shard, h uint64, e *entry, exp int64) {
 	s.docs.remove(h, e)
 	s.size.Store(int32(s.docs.len()))
 	s.unindexLocked(e, exp)
-	if c.lim.cold != nil {
-		c.lim.cold.removedOne(e)
-	}
 }
 
 // Touch rewrites the live document with the given id unchanged but for a new

@@ -45,6 +45,9 @@ type coldest struct {
 	// candidate of the next duel; nil once it has dueled or left.
 	cand   *entry
 	sketch sketch
+	// picked counts the victims picked and not yet removed or put back
+	// (limits.filing), added to before victim lets go of mu.
+	picked *atomic.Int64
 	rng    uint64 // xorshift state, for admit's random admissions
 
 	// The hill climber, as in Caffeine: every sample of reads it moves
@@ -89,8 +92,8 @@ func (e *entry) touch() {
 	}
 }
 
-func newColdest(seed maphash.Seed, capacity int, requests func() (hits, misses uint64)) *coldest {
-	p := &coldest{seed: seed, rng: 0x9e3779b97f4a7c15, requests: requests, share: climbStart}
+func newColdest(seed maphash.Seed, capacity int, requests func() (hits, misses uint64), picked *atomic.Int64) *coldest {
+	p := &coldest{seed: seed, rng: 0x9e3779b97f4a7c15, requests: requests, share: climbStart, picked: picked}
 	p.sketch.ensure(capacity)
 	p.step = -climbStep * float64(capacity)
 	return p
@@ -234,7 +237,8 @@ func (p *coldest) detach(e *entry) {
 }
 
 // victim picks the document to evict, other than the one with id skip,
-// takes it out of the queues and returns it; nil when there is none.
+// takes it out of the queues, counts it in picked and returns it; nil when
+// there is none.
 func (p *coldest) victim(skip string) *entry {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -263,6 +267,7 @@ func (p *coldest) victim(skip string) *entry {
 				continue
 			}
 			w.seg = segNone
+			p.picked.Add(1)
 			return w
 		}
 		if chances > 0 && atomic.LoadUint32(&v.hits) > 0 {
@@ -308,6 +313,7 @@ func (p *coldest) victim(skip string) *entry {
 			continue
 		}
 		p.detach(v)
+		p.picked.Add(1)
 		return v
 	}
 }
