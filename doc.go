@@ -86,7 +86,7 @@
 // and "_etag" members, and the collection's "_ts" and "_etag" are added at
 // the end whenever the JSON is read out (JSON, AppendJSON, String).
 //
-// Each document costs one allocation the size of its JSON plus 40 bytes,
+// Each document costs one allocation the size of its JSON plus 48 bytes,
 // and about 35 more bytes in its shard's hash table and expiry bucket.
 //
 // # Time and the sweeper
