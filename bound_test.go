@@ -517,7 +517,7 @@ func TestBoundEvictColdestKeepsHotSet(t *testing.T) {
 	)
 	scan := 100_000
 	if raceEnabled {
-		scan = 15_000
+		scan = 5_000
 	}
 	cases := []struct {
 		name       string
@@ -698,7 +698,7 @@ func TestBoundEvictingNeverFullConcurrently(t *testing.T) {
 	const workers = 8
 	writes := 2000
 	if raceEnabled {
-		writes = 500
+		writes = 250
 	}
 	w := bndWeight(t, bndDoc("w0-0000", 20, ""))
 	for _, policy := range bndPolicies[1:] {
