@@ -180,14 +180,21 @@ func reserve(used *atomic.Int64, d, max int64) bool {
 	}
 }
 
-// fits reports whether dDocs more documents and dBytes more weight would
-// now be within the bounds. Another writer may take the room before the
-// caller does: it must still reserve.
+// fits reports whether reserve would now succeed for dDocs more documents
+// and dBytes more weight: a change that adds nothing always fits. Another
+// writer may take the room before the caller does: it must still reserve.
 func (l *limits) fits(dDocs, dBytes int64) bool {
 	fit := func(used *atomic.Int64, d, max int64) bool {
-		return max <= 0 || used.Load()+d <= max
+		return d <= 0 || max <= 0 || used.Load()+d <= max
 	}
 	return fit(&l.docs, dDocs, l.maxDocs.Load()) && fit(&l.bytes, dBytes, l.maxBytes.Load())
+}
+
+// within reports whether the usage, but for the room r holds, is within
+// the bounds, which SetLimits may have lowered below it.
+func (l *limits) within(r *room) bool {
+	in := func(used *atomic.Int64, held, max int64) bool { return max <= 0 || used.Load()-held <= max }
+	return in(&l.docs, r.docs, l.maxDocs.Load()) && in(&l.bytes, r.bytes, l.maxBytes.Load())
 }
 
 // release takes dDocs documents and dBytes of weight off the usage.
@@ -266,7 +273,7 @@ func (c *Collection) SetLimits(maxDocuments int, maxBytes int64) error {
 // allows.
 func (c *Collection) shrink(op string) error {
 	var r room
-	err := c.makeRoom(op, "", 0, 0, &r)
+	err := c.makeRoom(op, "", -1, -1, &r)
 	c.lim.release(r.docs, r.bytes) // nothing to put in it
 	r.give(&c.lim)
 	c.lim.ended()
@@ -337,18 +344,23 @@ func (r *room) give(l *limits) {
 // makeRoom frees what a write of dDocs more documents and dBytes more
 // weight to the document with the given id needs (beyond what r holds
 // already): expired documents first, then live ones as the policy says,
-// never the document id itself. What it frees is added to r. It holds no
-// lock when called, and takes one shard's lock at a time. It returns
-// ErrFull when no room can be made.
+// never the document id itself. What it frees is added to r. dDocs and
+// dBytes of -1 (shrink) ask for the usage to come within the bounds. It
+// holds no lock when called, and takes one shard's lock at a time. It
+// returns ErrFull when no room can be made.
 func (c *Collection) makeRoom(op, id string, dDocs, dBytes int64, r *room) error {
+	enough := func() bool { return c.lim.fits(dDocs-r.docs, dBytes-r.bytes) }
+	if dDocs == -1 && dBytes == -1 {
+		enough = func() bool { return c.lim.within(r) }
+	}
 	now := c.now()
-	if c.sweepForRoom(now, dDocs-r.docs, dBytes-r.bytes) {
+	if c.sweepForRoom(now, enough) {
 		return nil // the caller reserves it, if no other writer did first
 	}
 	if c.lim.policy == NoEviction {
 		return c.lim.fullError(op, id, dDocs-r.docs, dBytes-r.bytes)
 	}
-	for !c.lim.fits(dDocs-r.docs, dBytes-r.bytes) {
+	for !enough() {
 		filed := c.lim.filed.Load()
 		var ok bool
 		var err error
@@ -391,11 +403,11 @@ func (c *Collection) makeRoom(op, id string, dDocs, dBytes int64, r *room) error
 	return nil
 }
 
-// sweepForRoom sweeps expired documents, a batch at a time, until dDocs
-// more documents and dBytes more weight fit or none is left expired at
-// second now, and reports whether they fit.
-func (c *Collection) sweepForRoom(now int64, dDocs, dBytes int64) bool {
-	if c.lim.fits(dDocs, dBytes) {
+// sweepForRoom sweeps expired documents, a batch at a time, until enough
+// reports true or none is left expired at second now, and returns what
+// enough then reports.
+func (c *Collection) sweepForRoom(now int64, enough func() bool) bool {
+	if enough() {
 		return true
 	}
 	if !isExpired(c.earliestExpiry(), now) {
@@ -406,12 +418,12 @@ func (c *Collection) sweepForRoom(now int64, dDocs, dBytes int64) bool {
 		s := &c.shards[i]
 		for isExpired(s.minExp.Load(), now) {
 			c.sweepOnce(s, now, &b)
-			if c.lim.fits(dDocs, dBytes) {
+			if enough() {
 				return true
 			}
 		}
 	}
-	return c.lim.fits(dDocs, dBytes)
+	return enough()
 }
 
 // evictColdest evicts the document EvictColdest picks, but not the one

@@ -403,14 +403,6 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 	// log position of the last of them.
 	var r room
 	evicting := c.lim.policy != NoEviction
-	if evicting && !c.lim.fits(1, w) {
-		// Full, as a cache mostly is: make room for a new document
-		// before looking, rather than look twice. An overwrite gives
-		// back what it does not need. Refusals are left to the look.
-		if err := c.makeRoom(op, id, 1, w, &r); err != nil && !errors.Is(err, ErrFull) {
-			return Document{}, c.failed(&r, err)
-		}
-	}
 	s, h := c.shardFor(id)
 	for {
 		s.mu.Lock()

@@ -242,10 +242,22 @@ func (p *coldest) detach(e *entry) {
 func (p *coldest) victim(skip string) *entry {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	// The document with id skip, when met, is set aside and put back at
+	// the tail of its queue at the end, so that the others are looked at.
+	var aside *entry
+	var asideSeg uint8
+	defer func() {
+		if aside != nil {
+			p.push(p.queueOf(asideSeg), aside, asideSeg)
+		}
+	}()
+	setAside := func(e *entry) {
+		aside, asideSeg = e, e.seg
+		p.detach(e)
+	}
 	// chances bounds the second chances given in one call: readers may
-	// keep reading, and each read earns one. skips bounds the times skip
-	// is put back at a tail, so that a queue of skip alone ends.
-	chances, skips := p.len()+8, 2
+	// keep reading, and each read earns one.
+	chances := p.len() + 8
 	for {
 		v := p.probation.first()
 		if v == nil {
@@ -258,15 +270,11 @@ func (p *coldest) victim(skip string) *entry {
 			if w == nil {
 				return nil
 			}
-			p.window.pop()
 			if w.id() == skip {
-				p.push(&p.window, w, segWindow)
-				if skips--; skips == 0 {
-					return nil
-				}
+				setAside(w)
 				continue
 			}
-			w.seg = segNone
+			p.detach(w)
 			p.picked.Add(1)
 			return w
 		}
@@ -282,6 +290,10 @@ func (p *coldest) victim(skip string) *entry {
 			chances = p.demote(chances)
 			continue
 		}
+		if v.id() == skip {
+			setAside(v)
+			continue
+		}
 		c := p.cand
 		if c == nil || c == v {
 			// No candidate: the window's head is the one the write
@@ -291,26 +303,8 @@ func (p *coldest) victim(skip string) *entry {
 			}
 		}
 		p.cand = nil
-		if c != nil && c != v {
-			// The duel's loser goes, unless it is skip: then the
-			// winner.
-			loser, winner := v, c
-			if !p.admit(c, v) {
-				loser, winner = c, v
-			}
-			if loser.id() == skip {
-				loser = winner
-			}
-			v = loser
-		}
-		if v.id() == skip {
-			// Alone at the head: to the tail, and look again.
-			p.probation.remove(v)
-			p.push(&p.probation, v, segProbation)
-			if skips--; skips == 0 {
-				return nil
-			}
-			continue
+		if c != nil && c != v && c.id() != skip && !p.admit(c, v) {
+			v = c // the candidate loses the duel
 		}
 		p.detach(v)
 		p.picked.Add(1)

@@ -28,15 +28,20 @@ import (
 // TestModel runs random sequences of operations on a Collection and on the
 // reference model (internal/model) side by side, and after every operation
 // requires that everything observable agrees: error classes, returned
-// documents (id, _ts, _etag, ttl, expiry, JSON), Read, All, Query, Len,
-// Stats, DefaultTTL, Sweep counts and what OnExpire reported; and that the
-// collection's internal invariants hold.
+// documents (id, _ts, _etag, ttl, expiry, JSON, weight), Read, All, Query,
+// Len, Stats, DefaultTTL, Sweep counts and what OnExpire reported; and that
+// the collection's internal invariants hold. Half the machines have a bound
+// (MaxDocuments, MaxBytes, an eviction policy, and SetLimits): see
+// model_bound_test.go for what is checked of it.
 //
 // The collection has no background sweeper and a mock clock that only this
-// test moves, so a run is deterministic for a given rapid seed. A small id
-// pool makes operations collide; clock moves include sub-second steps, jumps
-// to exactly the next expiry second or one nanosecond before it, and jumps
-// of years.
+// test moves, so a run is deterministic for a given rapid seed, but for
+// what a bounded collection does at its bound, which depends on its random
+// hash seed: which expired documents a write sweeps to make room, and
+// EvictColdest's victims. A failure there may take a few runs of its seed
+// (or fail file) to reproduce. A small id pool makes operations collide;
+// clock moves include sub-second steps, jumps to exactly the next expiry
+// second or one nanosecond before it, and jumps of years.
 //
 // By default it checks at least 100,000 operations (30,000 under -race),
 // split between parallel parts (one per CPU, at most 4), each running
@@ -130,6 +135,10 @@ type machine struct {
 	history   map[string][]string          // model ETags of each id's versions
 	last      map[string]ttlstore.Document // the last Document returned per id
 	reported  []ttlstore.Document          // OnExpire calls not yet compared
+
+	// bound is what the machine knows of the bound and the weights
+	// (model_bound_test.go).
+	bound machineBound
 }
 
 func newMachine(rt *rapid.T, ops *int) *machine {
@@ -154,6 +163,7 @@ func newMachine(rt *rapid.T, ops *int) *machine {
 		// With ManualSweep, removals happen on the test's goroutine.
 		OnExpire: func(d ttlstore.Document) { mc.reported = append(mc.reported, d) },
 	}
+	mc.drawBound(rt)
 	var c *ttlstore.Collection
 	var err error
 	if rapid.Bool().Draw(rt, "durable") {
@@ -191,6 +201,9 @@ func (mc *machine) actions() map[string]func(*rapid.T) {
 		"SetDefaultTTL":  mc.setDefaultTTL,
 		"Sweep":          mc.sweep,
 		"MoveClock":      mc.moveClock,
+	}
+	if mc.bound.bounded {
+		actions["SetLimits"] = mc.setLimits
 	}
 	if mc.fs != nil {
 		actions["Restart"] = func(rt *rapid.T) { mc.restart(rt, false) }
@@ -326,36 +339,41 @@ func (mc *machine) write(rt *rapid.T, op string, body []byte) {
 }
 
 // writeAny runs op with doc on the collection and with body, the JSON that
-// doc stands for, on the model, and compares the outcomes.
+// doc stands for, on the model, and compares the outcomes, the bound's
+// included (writeBounded).
 func (mc *machine) writeAny(rt *rapid.T, op string, doc any, body []byte) {
-	var (
-		got     ttlstore.Document
-		err     error
-		want    model.Doc
-		wantErr error
-	)
-	switch op {
-	case "Create":
-		got, err = mc.c.Create(doc)
-		want, wantErr = mc.m.Create(body)
-	case "Upsert":
-		got, err = mc.c.Upsert(doc)
-		want, wantErr = mc.m.Upsert(body)
-	case "Replace":
-		got, err = mc.c.Replace(doc)
-		want, wantErr = mc.m.Replace(body)
-	case "ReplaceIfMatch":
-		modelTag, realTag := mc.pickETag(rt, mc.idOf(body))
-		got, err = mc.c.ReplaceIfMatch(doc, realTag)
-		want, wantErr = mc.m.ReplaceIfMatch(body, modelTag)
-	default:
+	var modelTag, realTag string
+	if op == "ReplaceIfMatch" {
+		modelTag, realTag = mc.pickETag(rt, mc.idOf(body))
+	}
+	plan := mc.planWrite(rt, op, doc, modelTag)
+	call := func() (ttlstore.Document, error) {
+		switch op {
+		case "Create":
+			return mc.c.Create(doc)
+		case "Upsert":
+			return mc.c.Upsert(doc)
+		case "Replace":
+			return mc.c.Replace(doc)
+		case "ReplaceIfMatch":
+			return mc.c.ReplaceIfMatch(doc, realTag)
+		}
 		panic(op)
 	}
-	what := msgf("%s(%s)", op, body)
-	requireSameErr(rt, err, wantErr, what)
-	if wantErr == nil {
-		mc.requireNewVersion(rt, got, want, what)
+	apply := func() (model.Doc, error) {
+		switch op {
+		case "Create":
+			return mc.m.Create(body)
+		case "Upsert":
+			return mc.m.Upsert(body)
+		case "Replace":
+			return mc.m.Replace(body)
+		case "ReplaceIfMatch":
+			return mc.m.ReplaceIfMatch(body, modelTag)
+		}
+		panic(op)
 	}
+	mc.writeBounded(rt, plan, call, apply, msgf("%s(%s)", op, body))
 }
 
 // idOf returns the id a document's JSON names, or "" when it names none
@@ -373,10 +391,13 @@ func (mc *machine) idOf(body []byte) string {
 
 func (mc *machine) touch(rt *rapid.T) {
 	id := rapid.SampledFrom(machineIDs).Draw(rt, "id")
+	old, _ := mc.m.Stored(id)
 	got, err := mc.c.Touch(id)
 	want, wantErr := mc.m.Touch(id)
 	requireSameErr(rt, err, wantErr, msgf("Touch(%q)", id))
 	if wantErr == nil {
+		// The same JSON: the same weight, and no room needed.
+		mc.bound.weight[want.ETag] = mc.bound.weight[old.ETag]
 		mc.requireNewVersion(rt, got, want, msgf("Touch(%q)", id))
 	}
 }
@@ -511,13 +532,15 @@ func (mc *machine) close() {
 // must show what it showed before (R17, R18). Sweeps are not logged, so a
 // document the old collection swept comes back expired, invisible, and is
 // swept and reported again, once; everything else must be as the model
-// says.
+// says. The bound is the one mc.opts has, whatever SetLimits set: Open
+// evicts what is over it (reopened).
 func (mc *machine) restart(rt *rapid.T, crash bool) {
 	if mc.closed {
 		rt.Skip("closed")
 	}
 	requireEqual(rt, mc.m.Sweep(), mc.c.Sweep(), "Sweep before the restart")
 	mc.check(rt)
+	mark := mc.mark()
 	swept := mc.m.Stats().Swept
 	fs := mc.fs
 	if crash {
@@ -531,7 +554,9 @@ func (mc *machine) restart(rt *rapid.T, crash bool) {
 	c, err := ttlstore.OpenFS(fs, "db", opts, mc.minCompact, false)
 	require.NoError(rt, err, "reopen")
 	mc.c, mc.fs = c, fs
-	requireEqual(rt, int64(0), c.Stats().TornBytes, "torn bytes after acknowledged writes only")
+	st := c.Stats()
+	requireEqual(rt, int64(0), st.TornBytes, "torn bytes after acknowledged writes only")
+	mc.reopened(rt, mark, st)
 	c.Sweep()
 	for _, d := range mc.reported {
 		if exp, ok := d.ExpiresAt(); !ok || exp.After(mc.clk.Now()) {
@@ -561,6 +586,7 @@ func (mc *machine) check(rt *rapid.T) {
 	requireEqual(rt, mc.m.Len(), mc.c.Len(), "Len")
 	st := mc.m.Stats()
 	gotSt := mc.c.Stats()
+	mc.checkBound(rt, gotSt)
 	gotSt.Swept += mc.sweptOffset
 	gotSt.TornBytes, gotSt.LogSyncs = 0, 0 // the durable mode's own counts
 	requireEqual(rt, ttlstore.Stats{Live: st.Live, Expired: st.Expired, Swept: st.Swept}, ttlstore.CoreStats(gotSt), "Stats")
@@ -615,10 +641,11 @@ type docView struct {
 	HasTTL  bool
 	Expires time.Time // zero when the document does not expire
 	JSON    string
+	Weight  int64
 }
 
 func viewOf(d ttlstore.Document) docView {
-	v := docView{ID: d.ID(), TS: d.TS(), ETag: d.ETag(), JSON: d.String()}
+	v := docView{ID: d.ID(), TS: d.TS(), ETag: d.ETag(), JSON: d.String(), Weight: d.Weight()}
 	v.TTL, v.HasTTL = d.TTL()
 	v.Expires, _ = d.ExpiresAt()
 	return v
@@ -626,7 +653,7 @@ func viewOf(d ttlstore.Document) docView {
 
 // view is what the collection should show for the model's version d.
 func (mc *machine) view(d model.Doc) docView {
-	v := docView{ID: d.ID, TS: time.Unix(d.TS, 0).UTC(), ETag: mc.realETag[d.ETag], TTL: d.TTL, HasTTL: d.TTL != 0, JSON: mc.json[d.ETag]}
+	v := docView{ID: d.ID, TS: time.Unix(d.TS, 0).UTC(), ETag: mc.realETag[d.ETag], TTL: d.TTL, HasTTL: d.TTL != 0, JSON: mc.json[d.ETag], Weight: mc.bound.weight[d.ETag]}
 	if exp, ok := mc.m.Expiry(d); ok {
 		v.Expires = time.Unix(exp, 0).UTC()
 	}
@@ -664,6 +691,7 @@ func (mc *machine) requireSameDoc(rt *rapid.T, got ttlstore.Document, want model
 var errClasses = []error{
 	ttlstore.ErrNotFound, ttlstore.ErrConflict, ttlstore.ErrPreconditionFailed, ttlstore.ErrInvalidTTL,
 	ttlstore.ErrInvalidDocument, ttlstore.ErrTooLarge, ttlstore.ErrInvalidOptions, ttlstore.ErrClosed,
+	ttlstore.ErrFull,
 }
 
 // requireErrClass requires that err matches want and no other class.
@@ -699,6 +727,7 @@ var modelErrClasses = map[error]error{
 	model.ErrInvalidDocument:    ttlstore.ErrInvalidDocument,
 	model.ErrTooLarge:           ttlstore.ErrTooLarge,
 	model.ErrClosed:             ttlstore.ErrClosed,
+	errModelFull:                ttlstore.ErrFull, // model_bound_test.go
 }
 
 // requireSameErr requires that err is nil when the model's error modelErr
