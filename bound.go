@@ -149,45 +149,45 @@ type limits struct {
 	cold *coldest
 }
 
-// reserve adds dDocs documents and dBytes of weight to the usage, unless
-// that would take it past a bound that is set, and reports whether it did.
-// A change that adds nothing is always made, even past a bound lowered by
-// SetLimits.
-func (l *limits) reserve(dDocs, dBytes int64) bool {
-	if !reserve(&l.docs, dDocs, l.maxDocs.Load()) {
+// reserve adds dDocs documents and dBytes of weight to the usage, counting
+// the room r holds (already in the usage) toward them, unless the write
+// would leave the usage past a bound that is set; it reports whether it
+// did. A write that adds nothing in one measure always goes in by that
+// measure, even past a bound that SetLimits lowered.
+func (l *limits) reserve(dDocs, dBytes int64, r *room) bool {
+	if !reserve(&l.docs, dDocs, r.docs, l.maxDocs.Load()) {
 		return false
 	}
-	if !reserve(&l.bytes, dBytes, l.maxBytes.Load()) {
-		l.docs.Add(-dDocs)
+	if !reserve(&l.bytes, dBytes, r.bytes, l.maxBytes.Load()) {
+		l.docs.Add(r.docs - dDocs)
 		return false
 	}
 	return true
 }
 
-func reserve(used *atomic.Int64, d, max int64) bool {
+func reserve(used *atomic.Int64, d, held, max int64) bool {
 	if d <= 0 || max <= 0 {
-		used.Add(d)
+		used.Add(d - held)
 		return true
 	}
 	for {
 		u := used.Load()
-		if u+d > max {
+		if u-held+d > max {
 			return false
 		}
-		if used.CompareAndSwap(u, u+d) {
+		if used.CompareAndSwap(u, u-held+d) {
 			return true
 		}
 	}
 }
 
-// fits reports whether reserve would now succeed for dDocs more documents
-// and dBytes more weight: a change that adds nothing always fits. Another
+// fits reports whether reserve would now succeed (see there). Another
 // writer may take the room before the caller does: it must still reserve.
-func (l *limits) fits(dDocs, dBytes int64) bool {
-	fit := func(used *atomic.Int64, d, max int64) bool {
-		return d <= 0 || max <= 0 || used.Load()+d <= max
+func (l *limits) fits(dDocs, dBytes int64, r *room) bool {
+	fit := func(used *atomic.Int64, d, held, max int64) bool {
+		return d <= 0 || max <= 0 || used.Load()-held+d <= max
 	}
-	return fit(&l.docs, dDocs, l.maxDocs.Load()) && fit(&l.bytes, dBytes, l.maxBytes.Load())
+	return fit(&l.docs, dDocs, r.docs, l.maxDocs.Load()) && fit(&l.bytes, dBytes, r.bytes, l.maxBytes.Load())
 }
 
 // within reports whether the usage, but for the room r holds, is within
@@ -349,7 +349,7 @@ func (r *room) give(l *limits) {
 // holds no lock when called, and takes one shard's lock at a time. It
 // returns ErrFull when no room can be made.
 func (c *Collection) makeRoom(op, id string, dDocs, dBytes int64, r *room) error {
-	enough := func() bool { return c.lim.fits(dDocs-r.docs, dBytes-r.bytes) }
+	enough := func() bool { return c.lim.fits(dDocs, dBytes, r) }
 	if dDocs == -1 && dBytes == -1 {
 		enough = func() bool { return c.lim.within(r) }
 	}

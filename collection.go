@@ -443,7 +443,7 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 			c.lim.filing.Add(1)
 		}
 		// The room made for this write counts as used already.
-		if !c.lim.reserve(dDocs-r.docs, dBytes-r.bytes) {
+		if !c.lim.reserve(dDocs, dBytes, &r) {
 			if evicting {
 				c.lim.endFiling()
 			}
