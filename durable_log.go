@@ -189,7 +189,11 @@ func (l *logWriter) flushLocked() (uint64, error) {
 			l.cond.Wait()
 		}
 	}
-	return lsn, l.err
+	// The record is with the OS: the write is applied, even if the log
+	// failed meanwhile for another reason (a compaction's rotation, say),
+	// which fails the writes after it. Reporting that failure here would
+	// leave out of memory a record that a restart brings back.
+	return lsn, nil
 }
 
 // waitSynced returns once the record lsn is durable, running the fsync
