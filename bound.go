@@ -314,6 +314,23 @@ func (r *room) held() int64 {
 	return 0
 }
 
+// startFiling counts a write in progress under an evicting policy (the
+// others have no room makers to tell), from before its reservation to
+// stopFiling, after its filing.
+func (l *limits) startFiling() {
+	if l.policy != NoEviction {
+		l.filing.Add(1)
+	}
+}
+
+// stopFiling ends what startFiling counted. The caller then releases its
+// shard's lock and calls ended.
+func (l *limits) stopFiling() {
+	if l.policy != NoEviction {
+		l.endFiling()
+	}
+}
+
 // endFiling counts the end of a write in progress or of a hold on room:
 // filed first, so that a room maker that finds filing at 0 also finds filed
 // changed, and looks again.
@@ -322,8 +339,9 @@ func (l *limits) endFiling() {
 	l.filing.Add(-1)
 }
 
-// ended tells a room maker waiting for writes in progress that one ended.
-// It takes roomMu: no shard lock may be held.
+// ended tells a room maker waiting for writes in progress that one ended;
+// it costs one atomic load when none waits (always, under NoEviction). It
+// takes roomMu: no shard lock may be held.
 func (l *limits) ended() {
 	if l.waiting.Load() > 0 {
 		l.roomMu.Lock()

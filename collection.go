@@ -402,7 +402,6 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 	// r is the room evictions made for this write, held for it, and the
 	// log position of the last of them.
 	var r room
-	evicting := c.lim.policy != NoEviction
 	s, h := c.shardFor(id)
 	for {
 		s.mu.Lock()
@@ -439,18 +438,12 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 		if had {
 			dDocs, dBytes = 0, w-weigh(old)
 		}
-		if evicting {
-			c.lim.filing.Add(1)
-		}
+		c.lim.startFiling()
 		// The room made for this write counts as used already.
 		if !c.lim.reserve(dDocs, dBytes, &r) {
-			if evicting {
-				c.lim.endFiling()
-			}
+			c.lim.stopFiling()
 			s.mu.Unlock()
-			if evicting {
-				c.lim.ended()
-			}
+			c.lim.ended()
 			if err := c.makeRoom(op, id, dDocs, dBytes, &r); err != nil {
 				if errors.Is(err, ErrFull) {
 					c.lim.refused.Add(1)
@@ -468,24 +461,16 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 			// full disk, a failed disk) changes nothing.
 			if lsn, err = c.d.log.appendPut(e); err != nil {
 				c.lim.release(dDocs, dBytes)
-				if evicting {
-					c.lim.endFiling()
-				}
+				c.lim.stopFiling()
 				s.mu.Unlock()
-				if evicting {
-					c.lim.ended()
-				}
+				c.lim.ended()
 				return Document{}, c.failed(&r, err)
 			}
 		}
 		c.storeLocked(s, h, e, exp, ref, oldExp)
-		if evicting {
-			c.lim.endFiling()
-		}
+		c.lim.stopFiling()
 		s.mu.Unlock()
-		if evicting {
-			c.lim.ended()
-		}
+		c.lim.ended()
 
 		c.noteExpiry(exp)
 		if had {
