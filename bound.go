@@ -143,6 +143,11 @@ type limits struct {
 	evictedBytes atomic.Uint64 // their weight
 	refused      atomic.Uint64 // writes refused with ErrFull
 
+	// floor is a lower bound on every document's expiry, so that a write
+	// at the bound can tell that nothing has expired without reading
+	// every shard (bound_floor.go).
+	floor expiryFloor
+
 	policy EvictionPolicy
 	// cold is EvictColdest's bookkeeping (eviction.go); nil under the
 	// other policies, so that they cost writes and reads nothing.
@@ -428,7 +433,9 @@ func (c *Collection) sweepForRoom(now int64, enough func() bool) bool {
 	if enough() {
 		return true
 	}
-	if !isExpired(c.earliestExpiry(), now) {
+	// One atomic load when nothing has expired; the shards' minima, and
+	// a floor raised to them, when something may have.
+	if !c.lim.floor.expiredBy(now) || !isExpired(c.lim.floor.refresh(c.earliestExpiry), now) {
 		return false
 	}
 	var b sweepBuffers

@@ -289,6 +289,7 @@ func newCollection(op string, opts Options) (*Collection, int32, error) {
 	c.lim.maxBytes.Store(opts.MaxBytes)
 	c.lim.policy = opts.Eviction
 	c.lim.done = sync.NewCond(&c.lim.roomMu)
+	c.lim.floor.init()
 	if opts.Eviction == EvictColdest {
 		c.lim.cold = newColdest(c.seed, opts.MaxDocuments, c.reads, &c.lim.filing)
 	}
@@ -639,6 +640,7 @@ func (c *Collection) storeLocked(s *shard, h uint64, e *entry, exp int64, ref **
 		s.size.Store(int32(s.docs.len()))
 	}
 	s.indexLocked(e, exp)
+	c.lim.floor.lower(exp)
 }
 
 // indexLocked adds e, which expires at exp, to the shard's expiry index.
@@ -1070,6 +1072,7 @@ func (c *Collection) redefineLocked(purgeDef, def int32, now int64) []slot {
 		})
 		s.index.rebuild(keep, func(e *entry) int64 { return e.expiry(def) })
 		s.minExp.Store(s.index.min())
+		c.lim.floor.lower(s.minExp.Load())
 		s.size.Store(int32(s.docs.len()))
 	}
 	clear(keep)

@@ -9,9 +9,10 @@ import (
 // stored entry is filed under its own id, is in the expiry bucket for the
 // second it expires at under the DefaultTTL, at its pos there, and nothing
 // else is in a bucket; no bucket is empty; each shard's cached minimum is
-// its index's earliest expiry; and each entry's stored JSON ends at its
-// stamp position with '}'. It takes the locks it needs and is meant for
-// tests (export_test.go exposes it), but costs nothing unless called.
+// its index's earliest expiry, and no earlier than the collection's expiry
+// floor; and each entry's stored JSON ends at its stamp position with '}'.
+// It takes the locks it needs and is meant for tests (export_test.go
+// exposes it), but costs nothing unless called.
 func (c *Collection) checkInvariants() error {
 	c.policyMu.RLock()
 	defer c.policyMu.RUnlock()
@@ -20,6 +21,9 @@ func (c *Collection) checkInvariants() error {
 		s := &c.shards[i]
 		s.mu.RLock()
 		err := s.check(i, def, c.seed)
+		if f := c.lim.floor.floor.Load(); err == nil && f > s.minExp.Load() {
+			err = fmt.Errorf("shard %d: minimum expiry %d is before the collection's floor %d", i, s.minExp.Load(), f)
+		}
 		s.mu.RUnlock()
 		if err != nil {
 			return err
