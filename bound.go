@@ -13,10 +13,13 @@ import (
 // cap. The bound is one budget for the whole collection, kept in two
 // counters that writers reserve from with compare-and-swap, so no write can
 // take the collection past it, however many writers there are. A write that
-// finds no room releases its shard's lock and makes room (makeRoom): it
-// sweeps expired documents first, then evicts as the policy says, then tries
-// again. Eviction takes no lock while it holds another, so it cannot
-// deadlock with writers.
+// finds no room makes it, when it can, without letting go of its shard's
+// lock (makeRoomLocked): when nothing has expired, it evicts what the policy
+// says from its own shard, or from another whose lock is free (TryLock),
+// and goes on. Otherwise it releases its shard's lock and makes room
+// (makeRoom): it sweeps expired documents first, then evicts as the policy
+// says, then tries again. Eviction never waits for a lock while it holds
+// another, so it cannot deadlock with writers.
 
 // EvictionPolicy says what a write does when the collection is at
 // Options.MaxDocuments or Options.MaxBytes. Whatever the policy, expired
@@ -298,6 +301,17 @@ func (c *Collection) shrink(op string) error {
 type room struct {
 	docs, bytes int64
 	lsn         uint64
+	// evicted and more are the documents removed for the write and not
+	// yet reported (reportEvicted), judged at second now: the first in
+	// evicted (its e nil when there is none), so that a write that
+	// evicts one allocates nothing for it, and the others in more.
+	evicted slot
+	more    []slot
+	now     int64
+	// pick is a victim that EvictColdest picked for a write holding its
+	// own shard's lock, which found the victim's shard's lock taken:
+	// makeRoom evicts it once the write has let go of its own.
+	pick *entry
 }
 
 // take adds the room of one evicted document of weight w to r. Until the
@@ -370,8 +384,19 @@ func (r *room) give(l *limits) {
 // never the document id itself. What it frees is added to r. dDocs and
 // dBytes of -1 (shrink) ask for the usage to come within the bounds. It
 // holds no lock when called, and takes one shard's lock at a time. It
-// returns ErrFull when no room can be made.
+// reports what it removed before it returns. It returns ErrFull when no
+// room can be made.
 func (c *Collection) makeRoom(op, id string, dDocs, dBytes int64, r *room) error {
+	if v := r.pick; v != nil {
+		// Picked by makeRoomLocked, when nothing had expired: evict it
+		// as that would have.
+		r.pick = nil
+		_, err := c.evictPicked(nil, v, r)
+		c.reportEvicted(r)
+		if err != nil {
+			return err
+		}
+	}
 	enough := func() bool { return c.lim.fits(dDocs, dBytes, r) }
 	if dDocs == -1 && dBytes == -1 {
 		enough = func() bool { return c.lim.within(r) }
@@ -383,16 +408,18 @@ func (c *Collection) makeRoom(op, id string, dDocs, dBytes int64, r *room) error
 	if c.lim.policy == NoEviction {
 		return c.lim.fullError(op, id, dDocs-r.docs, dBytes-r.bytes)
 	}
+	r.now = now
 	for !enough() {
 		filed := c.lim.filed.Load()
 		var ok bool
 		var err error
 		switch c.lim.policy {
 		case EvictColdest:
-			ok, err = c.evictColdest(id, now, r)
+			ok, err = c.evictColdest(nil, id, r)
 		case EvictSoonestExpiry:
-			ok, err = c.evictSoonest(id, now, r)
+			ok, err = c.evictSoonest(nil, id, r)
 		}
+		c.reportEvicted(r)
 		if err != nil {
 			return err
 		}
@@ -426,6 +453,39 @@ func (c *Collection) makeRoom(op, id string, dDocs, dBytes int64, r *room) error
 	return nil
 }
 
+// makeRoomLocked is makeRoom for a write at second now that holds s.mu,
+// the lock of its id's shard, as far as it can go without letting go of
+// it, which spares the write a second lookup of its id: when nothing has
+// expired (the floor says so) and the policy evicts, it evicts as the
+// policy says and reserves dDocs and dBytes, counting what r holds, as
+// reserve does. It evicts a document of another shard only if that
+// shard's lock is free (TryLock): to wait for it while holding s.mu could
+// deadlock. It reports whether the write has its room. If not, the caller
+// lets go of s.mu, reports r.evicted and calls makeRoom, which carries on
+// with what r holds. Either way, what it evicted is in r.evicted.
+func (c *Collection) makeRoomLocked(s *shard, id string, dDocs, dBytes, now int64, r *room) (bool, error) {
+	if c.lim.policy == NoEviction || c.lim.floor.expiredBy(now) {
+		return false, nil
+	}
+	r.now = now
+	for {
+		var ok bool
+		var err error
+		switch c.lim.policy {
+		case EvictColdest:
+			ok, err = c.evictColdest(s, id, r)
+		case EvictSoonestExpiry:
+			ok, err = c.evictSoonest(s, id, r)
+		}
+		if !ok || err != nil {
+			return false, err
+		}
+		if c.lim.reserve(dDocs, dBytes, r) {
+			return true, nil
+		}
+	}
+}
+
 // sweepForRoom sweeps expired documents, a batch at a time, until enough
 // reports true or none is left expired at second now, and returns what
 // enough then reports.
@@ -451,33 +511,74 @@ func (c *Collection) sweepForRoom(now int64, enough func() bool) bool {
 	return enough()
 }
 
+// lockOther takes t's lock for a caller that holds held's (nil: none):
+// nothing to take when t is held, and only if it is free (TryLock) when
+// the caller holds another, which must not wait for a second lock. It
+// reports whether the caller has t's lock.
+func lockOther(t, held *shard) bool {
+	switch {
+	case t == held:
+		return true
+	case held == nil:
+		t.mu.Lock()
+		return true
+	}
+	return t.mu.TryLock()
+}
+
+// unlockOther lets go of what lockOther took.
+func unlockOther(t, held *shard) {
+	if t != held {
+		t.mu.Unlock()
+	}
+}
+
 // evictColdest evicts the document EvictColdest picks, but not the one
-// with the given id, and adds the room to r. ok is false when there is
-// none to pick.
-func (c *Collection) evictColdest(id string, now int64, r *room) (ok bool, err error) {
+// with the given id, and adds it to r. held is the shard whose lock the
+// caller holds, nil for none. ok is false when there is none to pick, or
+// when the victim's shard is not held and its lock is taken (see
+// lockOther): the victim is then left in r.pick.
+func (c *Collection) evictColdest(held *shard, id string, r *room) (ok bool, err error) {
 	for {
 		v := c.lim.cold.victim(id) // counted in filing if not nil
 		if v == nil {
 			return false, nil
 		}
-		vid := v.id()
-		s, h := c.shardFor(vid)
-		s.mu.Lock()
-		if s.docs.get(h, vid) != v {
-			// Replaced or deleted since the policy picked it: the
-			// policy has been told, and has the new version if any.
-			s.mu.Unlock()
-			c.lim.endFiling()
-			continue
+		if ok, err := c.evictPicked(held, v, r); ok || err != nil || r.pick != nil {
+			return ok, err
 		}
-		return true, c.evictLocked(s, h, v, v.expiry(c.def.Load()), now, r)
 	}
 }
 
+// evictPicked evicts v, which EvictColdest picked (and counted in
+// filing), if it is still the document of its id, adds it to r and
+// reports whether it did. held is as for evictColdest: when v's shard is
+// not held and its lock is taken, v is left in r.pick.
+func (c *Collection) evictPicked(held *shard, v *entry, r *room) (bool, error) {
+	vid := v.id()
+	t, h := c.shardFor(vid)
+	if !lockOther(t, held) {
+		r.pick = v
+		return false, nil
+	}
+	if t.docs.get(h, vid) != v {
+		// Replaced or deleted since the policy picked it: the policy
+		// has been told, and has the new version if any.
+		unlockOther(t, held)
+		c.lim.endFiling()
+		return false, nil
+	}
+	err := c.evictLocked(t, h, v, v.expiry(c.def.Load()), r)
+	unlockOther(t, held)
+	return true, err
+}
+
 // evictSoonest evicts the document that expires soonest, but not the one
-// with the given id, and adds the room to r. ok is false when no other
-// document can expire.
-func (c *Collection) evictSoonest(id string, now int64, r *room) (ok bool, err error) {
+// with the given id, and adds it to r. held is the shard whose lock the
+// caller holds, nil for none. ok is false when no other document can
+// expire, or when the shard to evict from is not held and its lock is
+// taken (see lockOther).
+func (c *Collection) evictSoonest(held *shard, id string, r *room) (ok bool, err error) {
 	for {
 		// The shard with the earliest expiry, and the earliest of the
 		// others, in case the earliest is id's alone.
@@ -494,7 +595,9 @@ func (c *Collection) evictSoonest(id string, now int64, r *room) (ok bool, err e
 			return false, nil
 		}
 		s := &c.shards[i]
-		s.mu.Lock()
+		if !lockOther(s, held) {
+			return false, nil
+		}
 		var v *entry
 		var exp int64
 		s.index.tree.Ascend(func(b *bucket) bool {
@@ -508,29 +611,38 @@ func (c *Collection) evictSoonest(id string, now int64, r *room) (ok bool, err e
 		})
 		switch {
 		case v != nil && exp <= second:
-			return true, c.evictLocked(s, maphash.String(c.seed, v.id()), v, exp, now, r)
+			err := c.evictLocked(s, maphash.String(c.seed, v.id()), v, exp, r)
+			unlockOther(s, held)
+			return true, err
 		case second == neverExpires:
-			s.mu.Unlock()
+			unlockOther(s, held)
 			if v == nil {
 				return false, nil // only id can expire
 			}
 			// Changed since the scan: look again.
 		default:
-			s.mu.Unlock()
+			unlockOther(s, held)
 			// The earliest is id's alone, or the shard changed: the
-			// next earliest is in another shard, which cannot hold
-			// id. Evict there.
+			// next earliest is in another shard. Evict there, but not
+			// id, whose shard it is if the shard changed.
 			for j := range c.shards {
 				if j == i || c.shards[j].minExp.Load() != second {
 					continue
 				}
 				t := &c.shards[j]
-				t.mu.Lock()
-				if b, found := t.index.tree.Min(); found && b.exp == second {
-					w := b.items[len(b.items)-1]
-					return true, c.evictLocked(t, maphash.String(c.seed, w.id()), w, b.exp, now, r)
+				if !lockOther(t, held) {
+					return false, nil
 				}
-				t.mu.Unlock()
+				if b, found := t.index.tree.Min(); found && b.exp == second {
+					for k := len(b.items) - 1; k >= 0; k-- {
+						if w := b.items[k]; w.id() != id {
+							err := c.evictLocked(t, maphash.String(c.seed, w.id()), w, b.exp, r)
+							unlockOther(t, held)
+							return true, err
+						}
+					}
+				}
+				unlockOther(t, held)
 				break
 			}
 		}
@@ -538,11 +650,10 @@ func (c *Collection) evictSoonest(id string, now int64, r *room) (ok bool, err e
 }
 
 // evictLocked removes v, the current entry of its id, filed in s under h
-// and expiring at exp, to make room, logs the removal as a delete, adds its
-// room to r, releases s.mu, and reports v: to OnExpire if it had expired at
-// second now (it could be swept), to OnEvict otherwise. s.mu must be held
-// for writing.
-func (c *Collection) evictLocked(s *shard, h uint64, v *entry, exp, now int64, r *room) error {
+// and expiring at exp, to make room, logs the removal as a delete, and
+// adds its room to r and v to r.evicted, to be reported (reportEvicted)
+// once no lock is held. s.mu must be held for writing.
+func (c *Collection) evictLocked(s *shard, h uint64, v *entry, exp int64, r *room) error {
 	if c.d != nil {
 		lsn, err := c.d.log.appendDelete(v.id())
 		if err != nil {
@@ -550,7 +661,6 @@ func (c *Collection) evictLocked(s *shard, h uint64, v *entry, exp, now int64, r
 				c.lim.cold.add(v) // still stored: the policy must keep it
 				c.lim.endFiling() // the pick
 			}
-			s.mu.Unlock()
 			return err
 		}
 		r.lsn = lsn
@@ -559,25 +669,48 @@ func (c *Collection) evictLocked(s *shard, h uint64, v *entry, exp, now int64, r
 	// counted in filing before v leaves the expiry index (where another
 	// room maker may look for victims), and before the pick that
 	// EvictColdest counted there ends: see makeRoom.
-	w := weigh(v)
-	r.take(&c.lim, w)
+	r.take(&c.lim, weigh(v))
 	if c.lim.cold != nil {
 		c.lim.endFiling() // the pick
 	}
 	// The policy took v out of its queues when it picked it.
 	c.unfileLocked(s, h, v, exp)
-	s.mu.Unlock()
-	c.views.forget(v)
-	sl := []slot{{e: v, exp: exp}}
-	if isExpired(exp, now) {
-		c.swept.Add(1)
-		c.report(sl)
-		return nil
-	}
-	c.lim.evicted.Add(1)
-	c.lim.evictedBytes.Add(uint64(w))
-	if c.onEvict != nil {
-		c.onEvict(Document(sl[0]))
+	if r.evicted.e == nil {
+		r.evicted = slot{e: v, exp: exp}
+	} else {
+		r.more = append(r.more, slot{e: v, exp: exp})
 	}
 	return nil
+}
+
+// reportEvicted reports the documents evicted for r: to OnExpire those
+// that had expired at second r.now (they could be swept), to OnEvict the
+// others. No lock may be held.
+func (c *Collection) reportEvicted(r *room) {
+	if r.evicted.e == nil {
+		return
+	}
+	c.reportEvictedOne(r.evicted, r.now)
+	r.evicted = slot{}
+	for _, sl := range r.more {
+		c.reportEvictedOne(sl, r.now)
+	}
+	clear(r.more)
+	r.more = r.more[:0]
+}
+
+func (c *Collection) reportEvictedOne(sl slot, now int64) {
+	c.views.forget(sl.e)
+	if isExpired(sl.exp, now) {
+		c.swept.Add(1)
+		if c.onExpire != nil {
+			c.onExpire(Document(sl))
+		}
+		return
+	}
+	c.lim.evicted.Add(1)
+	c.lim.evictedBytes.Add(uint64(weigh(sl.e)))
+	if c.onEvict != nil {
+		c.onEvict(Document(sl))
+	}
 }

@@ -442,16 +442,27 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 		c.lim.startFiling()
 		// The room made for this write counts as used already.
 		if !c.lim.reserve(dDocs, dBytes, &r) {
-			c.lim.stopFiling()
-			s.mu.Unlock()
-			c.lim.ended()
-			if err := c.makeRoom(op, id, dDocs, dBytes, &r); err != nil {
-				if errors.Is(err, ErrFull) {
-					c.lim.refused.Add(1)
+			n := s.docs.len()
+			fit, err := c.makeRoomLocked(s, id, dDocs, dBytes, now, &r)
+			if !fit {
+				c.lim.stopFiling()
+				s.mu.Unlock()
+				c.lim.ended()
+				c.reportEvicted(&r)
+				if err == nil {
+					err = c.makeRoom(op, id, dDocs, dBytes, &r)
 				}
-				return Document{}, c.failed(&r, err)
+				if err != nil {
+					if errors.Is(err, ErrFull) {
+						c.lim.refused.Add(1)
+					}
+					return Document{}, c.failed(&r, err)
+				}
+				continue
 			}
-			continue
+			if s.docs.len() != n {
+				ref = s.docs.lookup(h, id) // evicted from s: ref may be stale
+			}
 		}
 		r.give(&c.lim) // in the reservation now
 		e.ts = now
@@ -473,6 +484,7 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 		s.mu.Unlock()
 		c.lim.ended()
 
+		c.reportEvicted(&r)
 		c.noteExpiry(exp)
 		if had {
 			c.views.forget(old)
@@ -489,10 +501,11 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 }
 
 // failed returns err, the error of a write that changed nothing, after
-// giving back the room made for it and waiting for the evictions it logged:
-// they stand, and were reported, whether or not the write does. A failure
-// to sync them is returned instead.
+// reporting the evictions made for it that are not yet reported, giving
+// back their room and waiting for their log records: they stand, whether
+// or not the write does. A failure to sync them is returned instead.
 func (c *Collection) failed(r *room, err error) error {
+	c.reportEvicted(r)
 	if r.held() != 0 {
 		c.lim.release(r.docs, r.bytes)
 		r.give(&c.lim)

@@ -30,9 +30,10 @@ import (
 //
 // Every method takes mu. The collection calls added, replaced and removed
 // with the document's shard lock held, so the policy learns of the changes
-// to one id in the order they were made; victim is called with no lock held,
-// and the caller then takes the victim's shard lock to remove it. Lock
-// order: shard, then mu.
+// to one id in the order they were made; victim is called with no lock held
+// or with the lock of the writer's shard, and the caller then takes the
+// victim's shard lock (if it holds another, only if it is free) to remove
+// it. Lock order: shard, then mu.
 type coldest struct {
 	// mu protects everything below, and the qpos and seg fields of the
 	// entries in the queues.
