@@ -47,7 +47,9 @@ type coldest struct {
 	cand   *entry
 	sketch sketch
 	// picked counts the victims picked and not yet removed or put back
-	// (limits.filing), added to before victim lets go of mu.
+	// (limits.filing), added to before victim lets go of mu; but not
+	// those picked for a write whose own count stands for them (see
+	// room.covered).
 	picked *atomic.Int64
 	rng    uint64 // xorshift state, for admit's random admissions
 
@@ -238,9 +240,9 @@ func (p *coldest) detach(e *entry) {
 }
 
 // victim picks the document to evict, other than the one with id skip,
-// takes it out of the queues, counts it in picked and returns it; nil when
-// there is none.
-func (p *coldest) victim(skip string) *entry {
+// takes it out of the queues, counts it in picked if count is set, and
+// returns it; nil when there is none.
+func (p *coldest) victim(skip string, count bool) *entry {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	// The document with id skip, when met, is set aside and put back at
@@ -276,7 +278,9 @@ func (p *coldest) victim(skip string) *entry {
 				continue
 			}
 			p.detach(w)
-			p.picked.Add(1)
+			if count {
+				p.picked.Add(1)
+			}
 			return w
 		}
 		if chances > 0 && atomic.LoadUint32(&v.hits) > 0 {
@@ -308,7 +312,9 @@ func (p *coldest) victim(skip string) *entry {
 			v = c // the candidate loses the duel
 		}
 		p.detach(v)
-		p.picked.Add(1)
+		if count {
+			p.picked.Add(1)
+		}
 		return v
 	}
 }
