@@ -448,10 +448,19 @@ func (q *queue) pop() *entry {
 	return e
 }
 
-// remove takes e, which is in the queue, out of it.
+// remove takes e, which is in the queue, out of it. Holes it leaves at
+// the tail are taken back, so that compact need not copy the queue over
+// them: a write at the bound pushes the candidate to probation's tail and,
+// when the candidate loses its duel, evicts it at once. That left a hole,
+// and with writes of new documents that lose (a scan) a compaction of
+// probation every time it filled with them, updating qpos in every entry:
+// about one cache miss a write.
 func (q *queue) remove(e *entry) {
 	q.buf[e.qpos&q.mask()] = nil
 	q.n--
+	for q.tail != q.head && q.buf[(q.tail-1)&q.mask()] == nil {
+		q.tail--
+	}
 }
 
 // set puts e in place of the entry at position pos.
