@@ -500,22 +500,23 @@ func (s *sketch) ensure(n int) {
 // in it.
 var sketchSeeds = [2]uint64{0xc3a5c85c97cb3127, 0xb492b66fbe98f273}
 
-// counters returns the first word of h's block and the bits that place its
-// counters in it: 8 for each of the four (see counter).
-func (s *sketch) counters(h uint64) (block, c uint64) {
+// block returns h's block and the bits that place h's counters in it: 8
+// for each of the four (see counter).
+func (s *sketch) block(h uint64) (*[8]uint64, uint64) {
 	x := (h ^ h>>29) * sketchSeeds[0]
 	x ^= x >> 32
-	c = (h ^ h>>31) * sketchSeeds[1]
-	return (x & s.blockMask) << 3, c >> 32
+	c := (h ^ h>>31) * sketchSeeds[1]
+	i := (x & s.blockMask) << 3
+	return (*[8]uint64)(s.table[i : i+8]), c >> 32
 }
 
-// counter returns the word and the shift of the i-th counter of a hash
-// whose block and placing bits counters returned: in the i-th pair of
+// counter returns the word and the shift of the i-th counter (i < 4) of a
+// hash whose block and placing bits block returned: in the i-th pair of
 // words of the block, the word and the counter in it picked by 5 of the
 // bits.
-func (s *sketch) counter(block, c uint64, i int) (*uint64, uint) {
-	c >>= i * 8
-	return &s.table[block+uint64(i)<<1+c&1], uint(c>>1&15) * 4
+func counter(b *[8]uint64, c uint64, i uint) (*uint64, uint) {
+	c >>= i * 8 & 63
+	return &b[i<<1&6|uint(c&1)], uint(c>>1&15) << 2
 }
 
 // increment counts one use of h, and ages the sketch by it.
@@ -527,10 +528,10 @@ func (s *sketch) increment(h uint64) {
 
 // count counts one use of h, and reports whether any counter grew.
 func (s *sketch) count(h uint64) bool {
-	block, c := s.counters(h)
+	b, c := s.block(h)
 	added := false
-	for i := range 4 {
-		w, sh := s.counter(block, c, i)
+	for i := range uint(4) {
+		w, sh := counter(b, c, i)
 		if *w>>sh&15 < 15 {
 			*w += 1 << sh
 			added = true
@@ -549,10 +550,10 @@ func (s *sketch) age(n int) {
 
 // estimate is the count of h: the least of its counters.
 func (s *sketch) estimate(h uint64) int {
-	block, c := s.counters(h)
+	b, c := s.block(h)
 	m := uint64(15)
-	for i := range 4 {
-		w, sh := s.counter(block, c, i)
+	for i := range uint(4) {
+		w, sh := counter(b, c, i)
 		m = min(m, *w>>sh&15)
 	}
 	return int(m)

@@ -46,11 +46,11 @@ func TestSketch(t *testing.T) {
 			assert.Less(t, float64(over)/float64(n), 0.5, "mean overestimate")
 
 			for _, h := range keys[:min(n, 1000)] {
-				block, c := s.counters(h)
-				first, _ := s.counter(block, c, 0)
+				b, c := s.block(h)
+				first, _ := counter(b, c, 0)
 				line := uintptr(unsafe.Pointer(first)) &^ 63
-				for i := range 4 {
-					w, _ := s.counter(block, c, i)
+				for i := range uint(4) {
+					w, _ := counter(b, c, i)
 					assert.Equal(t, line, uintptr(unsafe.Pointer(w))&^63, "counter %d of %#x is on another cache line", i, h)
 				}
 			}
