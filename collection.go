@@ -443,7 +443,11 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 		// The room made for this write counts as used already.
 		if !c.lim.reserve(dDocs, dBytes, &r) {
 			n := s.docs.len()
-			fit, err := c.makeRoomLocked(s, id, dDocs, dBytes, now, &r)
+			var fresh *entry
+			if !had {
+				fresh = e
+			}
+			fit, err := c.makeRoomLocked(s, id, fresh, dDocs, dBytes, now, &r)
 			if !fit {
 				c.lim.stopFiling()
 				s.mu.Unlock()
@@ -472,6 +476,7 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 			// Logged before it is applied: a write the log refuses (a
 			// full disk, a failed disk) changes nothing.
 			if lsn, err = c.d.log.appendPut(e); err != nil {
+				c.untell(&r)
 				c.lim.release(dDocs, dBytes)
 				c.lim.stopFiling()
 				s.mu.Unlock()
@@ -479,7 +484,7 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 				return Document{}, c.failed(&r, err)
 			}
 		}
-		c.storeLocked(s, h, e, exp, ref, oldExp)
+		c.storeLocked(s, h, e, exp, ref, oldExp, r.told == e)
 		c.lim.stopFiling()
 		s.mu.Unlock()
 		c.lim.ended()
@@ -634,10 +639,11 @@ func checkID(f jsonscan.Fields, out []byte) (string, string) {
 }
 
 // storeLocked files e, which expires at exp, in s under the hash h of its
-// id, and tells the eviction policy. ref is the table slot of the id's
-// current entry, which expires at oldExp, from lookup; or nil when the id is
-// new. The caller accounts for e's weight. s.mu must be held for writing.
-func (c *Collection) storeLocked(s *shard, h uint64, e *entry, exp int64, ref **entry, oldExp int64) {
+// id, and tells the eviction policy, unless told says it was told already
+// (see room.told). ref is the table slot of the id's current entry, which
+// expires at oldExp, from lookup; or nil when the id is new. The caller
+// accounts for e's weight. s.mu must be held for writing.
+func (c *Collection) storeLocked(s *shard, h uint64, e *entry, exp int64, ref **entry, oldExp int64, told bool) {
 	if ref != nil {
 		old := *ref
 		if c.lim.cold != nil {
@@ -646,7 +652,7 @@ func (c *Collection) storeLocked(s *shard, h uint64, e *entry, exp int64, ref **
 		s.unindexLocked(old, oldExp)
 		*ref = e // the same id: replaced in place, no second probe
 	} else {
-		if c.lim.cold != nil {
+		if c.lim.cold != nil && !told {
 			c.lim.cold.added(e)
 		}
 		s.docs.put(h, e, c.seed)
@@ -821,7 +827,7 @@ func (c *Collection) Touch(id string) (Document, error) {
 			return Document{}, err
 		}
 	}
-	c.storeLocked(s, h, e, exp, ref, oldExp)
+	c.storeLocked(s, h, e, exp, ref, oldExp, false)
 	s.mu.Unlock()
 	c.noteExpiry(exp)
 	c.views.forget(old)

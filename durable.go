@@ -492,7 +492,7 @@ func (c *Collection) applyPut(e *entry) {
 	// Loaded past any bound: Open enforces it once everything is in.
 	c.lim.docs.Add(dDocs)
 	c.lim.bytes.Add(dBytes)
-	c.storeLocked(s, h, e, e.expiry(def), ref, oldExp)
+	c.storeLocked(s, h, e, e.expiry(def), ref, oldExp, false)
 }
 
 // applyDelete removes the entry with the given id, if any; see applyPut.

@@ -146,11 +146,16 @@ func (p *coldest) len() int { return p.window.n + p.probation.n + p.protected.n 
 // added tells the policy of a new document.
 func (p *coldest) added(e *entry) {
 	p.mu.Lock()
+	p.addLocked(e)
+	p.mu.Unlock()
+}
+
+// addLocked is added with mu held.
+func (p *coldest) addLocked(e *entry) {
 	p.sketch.ensure(p.len() + 1)
 	p.sketch.increment(p.hash(e))
 	p.insert(e)
 	p.climb()
-	p.mu.Unlock()
 }
 
 // add puts back e, which victim picked but could not be evicted.
@@ -245,6 +250,27 @@ func (p *coldest) detach(e *entry) {
 func (p *coldest) victim(skip string, count bool) *entry {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.victimLocked(skip, count)
+}
+
+// victimFor is victim for a write of e, a new document, followed when
+// there is a victim by added(e), under one hold of mu: a write at the
+// bound takes the policy's mutex once, not twice, and the policy's state
+// moves between the writers' processors half as often. The caller, which
+// holds e's shard lock, must take e back (removedOne) if it does not store
+// it after all.
+func (p *coldest) victimFor(e *entry, count bool) *entry {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	v := p.victimLocked(e.id(), count)
+	if v != nil {
+		p.addLocked(e)
+	}
+	return v
+}
+
+// victimLocked is victim with mu held.
+func (p *coldest) victimLocked(skip string, count bool) *entry {
 	// The document with id skip, when met, is set aside and put back at
 	// the tail of its queue at the end, so that the others are looked at.
 	var aside *entry
