@@ -647,19 +647,16 @@ func (c *Collection) evictPicked(held *shard, v *entry, r *room) (bool, error) {
 // taken (see lockOther).
 func (c *Collection) evictSoonest(held *shard, id string, r *room) (ok bool, err error) {
 	for {
-		// The shard with the earliest expiry, and the earliest of the
-		// others, in case the earliest is id's alone.
-		i, first, second := 0, neverExpires, neverExpires
-		for j := range c.shards {
-			switch x := c.shards[j].minExp.Load(); {
-			case x < first:
-				i, first, second = j, x, first
-			case x < second:
-				second = x
-			}
-		}
+		// The shard with the earliest expiry: the earliest first, then
+		// where it is (two loops without branches to mispredict but one,
+		// a third of the instructions of one loop that tracks both).
+		first := c.earliestExpiry()
 		if first == neverExpires {
 			return false, nil
+		}
+		i := 0
+		for i < numShards-1 && c.minExps[i].Load() != first {
+			i++
 		}
 		s := &c.shards[i]
 		if !lockOther(s, held) {
@@ -676,6 +673,19 @@ func (c *Collection) evictSoonest(held *shard, id string, r *room) (ok bool, err
 			}
 			return true
 		})
+		if v != nil && exp <= first {
+			err := c.evictLocked(s, maphash.String(c.seed, v.id()), v, exp, r)
+			unlockOther(s, held)
+			return true, err
+		}
+		// The earliest is id's alone, or the shard changed since the
+		// scan: the earliest of the other shards decides.
+		second := neverExpires
+		for j := range c.minExps {
+			if j != i {
+				second = min(second, c.minExps[j].Load())
+			}
+		}
 		switch {
 		case v != nil && exp <= second:
 			err := c.evictLocked(s, maphash.String(c.seed, v.id()), v, exp, r)
@@ -693,7 +703,7 @@ func (c *Collection) evictSoonest(held *shard, id string, r *room) (ok bool, err
 			// next earliest is in another shard. Evict there, but not
 			// id, whose shard it is if the shard changed.
 			for j := range c.shards {
-				if j == i || c.shards[j].minExp.Load() != second {
+				if j == i || c.minExps[j].Load() != second {
 					continue
 				}
 				t := &c.shards[j]

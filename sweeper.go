@@ -75,8 +75,8 @@ func wakeAt(next int64, last time.Time, interval time.Duration) (at time.Time, a
 // when nothing can expire. It reads the shards' cached minimums, no locks.
 func (c *Collection) earliestExpiry() int64 {
 	m := neverExpires
-	for i := range c.shards {
-		m = min(m, c.shards[i].minExp.Load())
+	for i := range c.minExps {
+		m = min(m, c.minExps[i].Load())
 	}
 	return m
 }
