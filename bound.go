@@ -457,7 +457,7 @@ func (c *Collection) makeRoom(op, id string, dDocs, dBytes int64, r *room) error
 		var err error
 		switch c.lim.policy {
 		case EvictColdest:
-			ok, err = c.evictColdest(nil, id, nil, r)
+			ok, err = c.evictColdest(nil, id, nil, 0, r)
 		case EvictSoonestExpiry:
 			ok, err = c.evictSoonest(nil, id, r)
 		}
@@ -503,11 +503,12 @@ func (c *Collection) makeRoom(op, id string, dDocs, dBytes int64, r *room) error
 // reserve does. It evicts a document of another shard only if that
 // shard's lock is free (TryLock): to wait for it while holding s.mu could
 // deadlock. fresh is the document written when its id is new (nil
-// otherwise): EvictColdest is told of it with the first victim (r.told).
+// otherwise): EvictColdest is told of it with the first victim (r.told);
+// h is the hash of its id.
 // It reports whether the write has its room. If not, the caller lets go
 // of s.mu, reports r.evicted and calls makeRoom, which carries on with
 // what r holds. Either way, what it evicted is in r.evicted.
-func (c *Collection) makeRoomLocked(s *shard, id string, fresh *entry, dDocs, dBytes, now int64, r *room) (bool, error) {
+func (c *Collection) makeRoomLocked(s *shard, h uint64, id string, fresh *entry, dDocs, dBytes, now int64, r *room) (bool, error) {
 	if c.lim.policy == NoEviction || c.lim.floor.expiredBy(now) {
 		return false, nil
 	}
@@ -518,7 +519,7 @@ func (c *Collection) makeRoomLocked(s *shard, id string, fresh *entry, dDocs, dB
 		var err error
 		switch c.lim.policy {
 		case EvictColdest:
-			ok, err = c.evictColdest(s, id, fresh, r)
+			ok, err = c.evictColdest(s, id, fresh, h, r)
 		case EvictSoonestExpiry:
 			ok, err = c.evictSoonest(s, id, r)
 		}
@@ -594,15 +595,15 @@ func unlockOther(t, held *shard) {
 // evictColdest evicts the document EvictColdest picks, but not the one
 // with the given id, and adds it to r. held is the shard whose lock the
 // caller holds, nil for none; fresh, when not nil, is the write's new
-// document, which the policy is told of with the first victim, if r.told
-// is not set yet. ok is false when there is none to pick, or when the
+// document, whose id hashes to h, which the policy is told of with the
+// first victim, if r.told is not set yet. ok is false when there is none to pick, or when the
 // victim's shard is not held and its lock is taken (see lockOther): the
 // victim is then left in r.pick.
-func (c *Collection) evictColdest(held *shard, id string, fresh *entry, r *room) (ok bool, err error) {
+func (c *Collection) evictColdest(held *shard, id string, fresh *entry, h uint64, r *room) (ok bool, err error) {
 	for {
 		var v *entry // counted in filing if not nil and not covered
 		if fresh != nil && r.told == nil {
-			if v = c.lim.cold.victimFor(fresh, !r.covered); v != nil {
+			if v = c.lim.cold.victimFor(fresh, h, !r.covered); v != nil {
 				r.told = fresh
 			}
 		} else {

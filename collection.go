@@ -455,7 +455,7 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 			if !had {
 				fresh = e
 			}
-			fit, err := c.makeRoomLocked(s, id, fresh, dDocs, dBytes, now, &r)
+			fit, err := c.makeRoomLocked(s, h, id, fresh, dDocs, dBytes, now, &r)
 			if !fit {
 				c.lim.stopFiling()
 				s.mu.Unlock()
@@ -661,7 +661,7 @@ func (c *Collection) storeLocked(s *shard, h uint64, e *entry, exp int64, ref **
 		*ref = e // the same id: replaced in place, no second probe
 	} else {
 		if c.lim.cold != nil && !told {
-			c.lim.cold.added(e)
+			c.lim.cold.added(e, h)
 		}
 		s.docs.put(h, e, c.seed)
 		s.size.Store(int32(s.docs.len()))

@@ -143,17 +143,19 @@ func (p *coldest) climb() {
 // len is the number of documents in the queues.
 func (p *coldest) len() int { return p.window.n + p.probation.n + p.protected.n }
 
-// added tells the policy of a new document.
-func (p *coldest) added(e *entry) {
+// added tells the policy of a new document, whose id hashes to h with the
+// collection's seed (shardFor): the caller has the hash at hand, and
+// hashing under mu would keep the others waiting longer.
+func (p *coldest) added(e *entry, h uint64) {
 	p.mu.Lock()
-	p.addLocked(e)
+	p.addLocked(e, h)
 	p.mu.Unlock()
 }
 
 // addLocked is added with mu held.
-func (p *coldest) addLocked(e *entry) {
+func (p *coldest) addLocked(e *entry, h uint64) {
 	p.sketch.ensure(p.len() + 1)
-	p.sketch.increment(p.hash(e))
+	p.sketch.increment(h)
 	p.insert(e)
 	p.climb()
 }
@@ -253,18 +255,18 @@ func (p *coldest) victim(skip string, count bool) *entry {
 	return p.victimLocked(skip, count)
 }
 
-// victimFor is victim for a write of e, a new document, followed when
-// there is a victim by added(e), under one hold of mu: a write at the
+// victimFor is victim for a write of e, a new document whose id hashes to
+// h, followed when there is a victim by added(e, h), under one hold of mu: a write at the
 // bound takes the policy's mutex once, not twice, and the policy's state
 // moves between the writers' processors half as often. The caller, which
 // holds e's shard lock, must take e back (removedOne) if it does not store
 // it after all.
-func (p *coldest) victimFor(e *entry, count bool) *entry {
+func (p *coldest) victimFor(e *entry, h uint64, count bool) *entry {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	v := p.victimLocked(e.id(), count)
 	if v != nil {
-		p.addLocked(e)
+		p.addLocked(e, h)
 	}
 	return v
 }
