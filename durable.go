@@ -486,8 +486,8 @@ func (c *Collection) applyPut(e *entry) {
 	ref := s.docs.lookup(h, id)
 	dDocs, dBytes := int64(1), weigh(e)
 	if ref != nil {
-		oldExp = (*ref).expiry(def)
-		dDocs, dBytes = 0, dBytes-weigh(*ref)
+		oldExp = ref.Load().expiry(def)
+		dDocs, dBytes = 0, dBytes-weigh(ref.Load())
 	}
 	// Loaded past any bound: Open enforces it once everything is in.
 	c.lim.docs.Add(dDocs)
