@@ -150,6 +150,11 @@ type shard struct {
 	// minExp is index.min(), cached so that sweeps can skip the shard
 	// without taking mu. It is written with mu held.
 	minExp atomic.Int64
+	// etag is the last _etag the shard issued; mu protects it. Shard i
+	// issues the _etags equal to i modulo numShards, so that shards never
+	// issue the same one and a write need not share a counter with the
+	// writes of other shards.
+	etag uint64
 	// size is docs.len(), cached so that the calls that visit every shard
 	// (Stats, All, Query) can skip an empty one without taking mu: a
 	// small collection leaves most of its shards empty. It is written
@@ -197,7 +202,6 @@ type Collection struct {
 
 	shards [numShards]shard
 
-	etagSeq atomic.Uint64 // the last _etag issued
 	swept   atomic.Uint64 // documents removed because they expired
 
 	// d is the durable mode's state; nil for a collection made by New.
@@ -285,11 +289,11 @@ func newCollection(op string, opts Options) (*Collection, int32, error) {
 	if c.maxSize == 0 {
 		c.maxSize = DefaultMaxDocumentSize
 	}
-	// Start the _etag sequence at a random point, so that _etags from
+	// Start the _etag sequences at a random point, so that _etags from
 	// different collections (or runs) do not look alike. Below 2^62, so
-	// that it never wraps and a durable collection can resume after the
+	// that they never wrap and a durable collection can resume after the
 	// largest one it finds.
-	c.etagSeq.Store(rand.Uint64() >> 2)
+	c.resumeEtags(rand.Uint64() >> 2)
 	c.lim.maxDocs.Store(int64(opts.MaxDocuments))
 	c.lim.maxBytes.Store(opts.MaxBytes)
 	c.lim.policy = opts.Eviction
@@ -324,6 +328,21 @@ func (c *Collection) now() int64 {
 		return c.mono.unixSeconds()
 	}
 	return unixSeconds(c.clock.Now())
+}
+
+// resumeEtags makes the next _etag of every shard come after last (about:
+// within numShards).
+func (c *Collection) resumeEtags(last uint64) {
+	last &^= numShards - 1
+	for i := range c.shards {
+		c.shards[i].etag = last + uint64(i)
+	}
+}
+
+// nextEtag issues the shard's next _etag. s.mu must be held for writing.
+func (s *shard) nextEtag() uint64 {
+	s.etag += numShards
+	return s.etag
 }
 
 // shardFor returns the shard of id and the id's hash, which the shard's
@@ -395,7 +414,6 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 		return Document{}, err
 	}
 	w := weigh(e)
-	e.etag = c.etagSeq.Add(1)
 	id := e.id()
 
 	// r is the room evictions made for this write, held for it, and the
@@ -453,6 +471,7 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 		}
 		r.give(&c.lim) // in the reservation now
 		e.ts = now
+		e.etag = s.nextEtag()
 		exp := expiryAt(now, effectiveTTL(def, e.ttl))
 		var lsn uint64
 		if c.d != nil {
@@ -811,7 +830,6 @@ func (c *Collection) Touch(id string) (Document, error) {
 	if c.closed.Load() {
 		return Document{}, newError("touch", id, ErrClosed)
 	}
-	etag := c.etagSeq.Add(1)
 	s, h := c.shardFor(id)
 	s.mu.Lock()
 	ref := s.docs.lookup(h, id)
@@ -831,7 +849,7 @@ func (c *Collection) Touch(id string) (Document, error) {
 	size := old.size()
 	e, data := newEntry(size)
 	copy(data, old.bytes(size))
-	*e = entry{ts: now, etag: etag, ttl: old.ttl, n: old.n, idOff: old.idOff, idLen: old.idLen}
+	*e = entry{ts: now, etag: s.nextEtag(), ttl: old.ttl, n: old.n, idOff: old.idOff, idLen: old.idLen}
 	exp := expiryAt(now, effectiveTTL(def, e.ttl))
 	var lsn uint64
 	if c.d != nil {
