@@ -141,11 +141,9 @@ const numShards = 128
 
 // shard holds the documents whose id hashes to it.
 type shard struct {
-	// mu protects docs and index, and the pos field of their entries.
+	// mu protects docs and index, and the pos field of their entries;
+	// but Read looks up docs without it (see table).
 	mu sync.RWMutex
-	// hits and misses count Read's results (Stats). They sit on mu's
-	// cache line, which every read writes anyway.
-	hits, misses atomic.Uint64
 	// docs maps each id to its entry.
 	docs  table
 	index expiryIndex
@@ -153,6 +151,11 @@ type shard struct {
 	// without taking mu. It is written with mu held. It points into
 	// Collection.minExps.
 	minExp *atomic.Int64
+	// etag is the last _etag the shard issued; mu protects it. Shard i
+	// issues the _etags equal to i modulo numShards, so that shards never
+	// issue the same one and a write need not share a counter with the
+	// writes of other shards.
+	etag uint64
 	// size is docs.len(), cached so that the calls that visit every shard
 	// (Stats, All, Query) can skip an empty one without taking mu: a
 	// small collection leaves most of its shards empty. It is written
@@ -190,6 +193,13 @@ type Collection struct {
 	// def is the DefaultTTL, 0 for off. It is written with policyMu and
 	// every shard's mu held, so holding either is enough to read it stably.
 	def atomic.Int32
+	// redefining is odd while SetDefaultTTL changes the DefaultTTL and
+	// re-files the documents, and grows by 2 with each change: Read, which
+	// takes no lock, uses it to tell that its look was not cut in two by a
+	// change (R12).
+	redefining atomic.Uint64
+	// counts counts the reads' hits and misses.
+	counts readCounts
 
 	shards [numShards]shard
 	// minExps are the shards' minExp side by side, 16 cache lines that
@@ -199,8 +209,7 @@ type Collection struct {
 	// takes from the other processors.
 	minExps [numShards]atomic.Int64
 
-	etagSeq atomic.Uint64 // the last _etag issued
-	swept   atomic.Uint64 // documents removed because they expired
+	swept atomic.Uint64 // documents removed because they expired
 
 	// d is the durable mode's state; nil for a collection made by New.
 	d *durable
@@ -287,11 +296,11 @@ func newCollection(op string, opts Options) (*Collection, int32, error) {
 	if c.maxSize == 0 {
 		c.maxSize = DefaultMaxDocumentSize
 	}
-	// Start the _etag sequence at a random point, so that _etags from
+	// Start the _etag sequences at a random point, so that _etags from
 	// different collections (or runs) do not look alike. Below 2^62, so
-	// that it never wraps and a durable collection can resume after the
+	// that they never wrap and a durable collection can resume after the
 	// largest one it finds.
-	c.etagSeq.Store(rand.Uint64() >> 2)
+	c.resumeEtags(rand.Uint64() >> 2)
 	c.lim.maxDocs.Store(int64(opts.MaxDocuments))
 	c.lim.maxBytes.Store(opts.MaxBytes)
 	c.lim.policy = opts.Eviction
@@ -311,13 +320,7 @@ func newCollection(op string, opts Options) (*Collection, int32, error) {
 }
 
 // reads returns the hits and misses counted by reads since New.
-func (c *Collection) reads() (hits, misses uint64) {
-	for i := range c.shards {
-		hits += c.shards[i].hits.Load()
-		misses += c.shards[i].misses.Load()
-	}
-	return hits, misses
-}
+func (c *Collection) reads() (hits, misses uint64) { return c.counts.sum() }
 
 // start starts the background sweeper, unless there is to be none.
 func (c *Collection) start() {
@@ -334,6 +337,21 @@ func (c *Collection) now() int64 {
 		return c.mono.unixSeconds()
 	}
 	return unixSeconds(c.clock.Now())
+}
+
+// resumeEtags makes the next _etag of every shard come after last (about:
+// within numShards).
+func (c *Collection) resumeEtags(last uint64) {
+	last &^= numShards - 1
+	for i := range c.shards {
+		c.shards[i].etag = last + uint64(i)
+	}
+}
+
+// nextEtag issues the shard's next _etag. s.mu must be held for writing.
+func (s *shard) nextEtag() uint64 {
+	s.etag += numShards
+	return s.etag
 }
 
 // shardFor returns the shard of id and the id's hash, which the shard's
@@ -405,7 +423,6 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 		return Document{}, err
 	}
 	w := weigh(e)
-	e.etag = c.etagSeq.Add(1)
 	id := e.id()
 
 	// r is the room evictions made for this write, held for it, and the
@@ -422,7 +439,7 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 		var old *entry
 		ref := s.docs.lookup(h, id)
 		if ref != nil {
-			old = *ref
+			old = ref.Load()
 		}
 		had := old != nil
 		var oldExp int64
@@ -478,6 +495,7 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 		}
 		r.give(&c.lim) // in the reservation now
 		e.ts = now
+		e.etag = s.nextEtag()
 		exp := expiryAt(now, effectiveTTL(def, e.ttl))
 		var lsn uint64
 		if c.d != nil {
@@ -651,14 +669,14 @@ func checkID(f jsonscan.Fields, out []byte) (string, string) {
 // (see room.told). ref is the table slot of the id's current entry, which
 // expires at oldExp, from lookup; or nil when the id is new. The caller
 // accounts for e's weight. s.mu must be held for writing.
-func (c *Collection) storeLocked(s *shard, h uint64, e *entry, exp int64, ref **entry, oldExp int64, told bool) {
+func (c *Collection) storeLocked(s *shard, h uint64, e *entry, exp int64, ref *atomic.Pointer[entry], oldExp int64, told bool) {
 	if ref != nil {
-		old := *ref
+		old := ref.Load()
 		if c.lim.cold != nil {
 			c.lim.cold.replaced(old, e)
 		}
 		s.unindexLocked(old, oldExp)
-		*ref = e // the same id: replaced in place, no second probe
+		ref.Store(e) // the same id: replaced in place, no second probe
 	} else {
 		if c.lim.cold != nil && !told {
 			c.lim.cold.added(e, h)
@@ -701,33 +719,69 @@ func (c *Collection) read(id string, count bool) (Document, error) {
 		return Document{}, newError("read", id, ErrClosed)
 	}
 	s, h := c.shardFor(id)
-	s.mu.RLock()
-	e := s.docs.get(h, id)
-	if e == nil {
-		s.mu.RUnlock()
+	e, exp, live := c.look(s, h, id)
+	if !live {
 		if count {
-			s.misses.Add(1)
+			c.counts.miss()
 		}
-		return Document{}, newError("read", id, ErrNotFound)
-	}
-	// The clock is read under the lock, so a SetDefaultTTL that follows
-	// this read also follows this reading of the clock.
-	exp := e.expiry(c.def.Load())
-	if exp != neverExpires && isExpired(exp, c.now()) {
-		s.mu.RUnlock()
-		if count {
-			s.misses.Add(1)
+		if e == nil {
+			return Document{}, newError("read", id, ErrNotFound)
 		}
 		return Document{}, (*expiredError)(e)
 	}
-	s.mu.RUnlock()
 	if count {
-		s.hits.Add(1)
+		c.counts.hit()
 		if c.lim.cold != nil {
 			e.touch()
 		}
 	}
 	return Document{e: e, exp: exp}, nil
+}
+
+// look returns the entry with the given id, whose hash is h, from its shard
+// s: nil if there is none; its expiry under the DefaultTTL; and whether it is
+// live. It takes no lock and writes nothing, in the common case, and what it
+// returns was true at one instant during the call:
+//
+//   - The table's find returns an entry that was the id's at the instant it
+//     loaded it, or nil if the id had none at some instant (see table).
+//   - redefining is the same, and even, before and after: no SetDefaultTTL
+//     changed the DefaultTTL or purged documents in between, so the entry
+//     and the DefaultTTL belong together (R12). If one did, or does,
+//     look takes the shard's lock, which waits for it to finish.
+//   - The clock is read after the entry was loaded. A document live at that
+//     reading was live at the load, when it was the id's. One expired at the
+//     reading had perhaps not yet expired at the load; so look finds the
+//     id's entry again, and if it is still the same one, it was the id's
+//     and expired at that second look. (Otherwise, the lock decides.)
+func (c *Collection) look(s *shard, h uint64, id string) (e *entry, exp int64, live bool) {
+	epoch := c.redefining.Load()
+	if epoch&1 == 0 {
+		e, ok := s.docs.find(h, id)
+		switch {
+		case !ok:
+		case e == nil:
+			if c.redefining.Load() == epoch {
+				return nil, 0, false
+			}
+		default:
+			exp = e.expiry(c.def.Load())
+			if exp == neverExpires || !isExpired(exp, c.now()) {
+				if c.redefining.Load() == epoch {
+					return e, exp, true
+				}
+			} else if again, ok := s.docs.find(h, id); ok && again == e && c.redefining.Load() == epoch {
+				return e, exp, false
+			}
+		}
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if e = s.docs.get(h, id); e == nil {
+		return nil, 0, false
+	}
+	exp = e.expiry(c.def.Load())
+	return e, exp, exp == neverExpires || !isExpired(exp, c.now())
 }
 
 // Delete removes the live document with the given id, or returns ErrNotFound
@@ -805,7 +859,6 @@ func (c *Collection) Touch(id string) (Document, error) {
 	if c.closed.Load() {
 		return Document{}, newError("touch", id, ErrClosed)
 	}
-	etag := c.etagSeq.Add(1)
 	s, h := c.shardFor(id)
 	s.mu.Lock()
 	ref := s.docs.lookup(h, id)
@@ -813,19 +866,19 @@ func (c *Collection) Touch(id string) (Document, error) {
 	def := c.def.Load()
 	var oldExp int64
 	if ref != nil {
-		oldExp = (*ref).expiry(def)
+		oldExp = ref.Load().expiry(def)
 	}
 	if ref == nil || isExpired(oldExp, now) {
 		s.mu.Unlock()
 		return Document{}, newError("touch", id, ErrNotFound)
 	}
-	old := *ref
+	old := ref.Load()
 	// A new entry with the same JSON, and the same weight: Documents
 	// already returned keep the old _ts and _etag.
 	size := old.size()
 	e, data := newEntry(size)
 	copy(data, old.bytes(size))
-	*e = entry{ts: now, etag: etag, ttl: old.ttl, n: old.n, idOff: old.idOff, idLen: old.idLen}
+	*e = entry{ts: now, etag: s.nextEtag(), ttl: old.ttl, n: old.n, idOff: old.idOff, idLen: old.idLen}
 	exp := expiryAt(now, effectiveTTL(def, e.ttl))
 	var lsn uint64
 	if c.d != nil {
@@ -903,8 +956,6 @@ func (c *Collection) Stats() Stats {
 	now := c.now()
 	for i := range c.shards {
 		s := &c.shards[i]
-		st.Hits += s.hits.Load()
-		st.Misses += s.misses.Load()
 		if s.size.Load() == 0 {
 			continue
 		}
@@ -917,6 +968,7 @@ func (c *Collection) Stats() Stats {
 		st.Expired += expired
 		s.mu.RUnlock()
 	}
+	st.Hits, st.Misses = c.counts.sum()
 	st.Swept = c.swept.Load()
 	st.Bytes = c.lim.bytes.Load()
 	st.Evicted = c.lim.evicted.Load()
@@ -1071,6 +1123,8 @@ func (c *Collection) unlockAll() {
 // which a snapshot taken after the change may already have replaced. Every
 // lock must be held (lockAll).
 func (c *Collection) redefineLocked(purgeDef, def int32, now int64) []slot {
+	c.redefining.Add(1) // odd: Read takes the lock until it is done
+	defer c.redefining.Add(1)
 	cur := c.def.Load()
 	var purged []slot
 	var keep []*entry

@@ -166,10 +166,15 @@
 //
 // A Collection is safe for concurrent use by any number of goroutines. The
 // documents are split into shards by a hash of the id, each with its own
-// read-write lock, so calls on different documents seldom wait for each
-// other and reads of the same document never wait for each other. Each
-// call on one document happens at one instant, and the expiry it applies is
-// judged by the clock read at that instant. All and Query take a snapshot
+// lock, so calls on different documents seldom wait for each other. Read
+// takes no lock at all and writes no memory that other reads write: it
+// loads the shard's table with atomic loads while writers publish with
+// atomic stores, so reads never wait for each other or for writers (but
+// while SetDefaultTTL is under way, which they wait for). Each call on one
+// document happens at one instant, and the expiry it applies is judged by
+// the clock read at that instant: a Read returns what was true at one
+// instant between its call and its return, under one DefaultTTL, the old or
+// the new, never a mix. All and Query take a snapshot
 // before yielding (see Query) and hold no lock while the caller's loop runs.
 // SetDefaultTTL holds every lock while it re-resolves the documents.
 //

@@ -235,8 +235,9 @@ func (d *durable) load(c *Collection, policy SyncPolicy) error {
 	d.stored = found
 	if found {
 		// Every _etag issued before a crash is below this, even those
-		// of writes whose records were lost with the OS's buffers.
-		c.etagSeq.Store(etag + 1<<32)
+		// of writes whose records were lost with the OS's buffers (up to
+		// 2^33 of them a shard).
+		c.resumeEtags(etag + 1<<40)
 	}
 	var f vfs.File
 	if len(replay) == 0 {
@@ -486,8 +487,8 @@ func (c *Collection) applyPut(e *entry) {
 	ref := s.docs.lookup(h, id)
 	dDocs, dBytes := int64(1), weigh(e)
 	if ref != nil {
-		oldExp = (*ref).expiry(def)
-		dDocs, dBytes = 0, dBytes-weigh(*ref)
+		oldExp = ref.Load().expiry(def)
+		dDocs, dBytes = 0, dBytes-weigh(ref.Load())
 	}
 	// Loaded past any bound: Open enforces it once everything is in.
 	c.lim.docs.Add(dDocs)
@@ -585,7 +586,7 @@ func (d *durable) compact(c *Collection) error {
 // whose record went to the old log before the rotation may still hold its
 // shard's lock, not yet applied, and the snapshot must wait for it, since
 // the old log is removed once the snapshot is published.
-func (c *Collection) capture() ([]*entry, int32, uint64) {
+func (c *Collection) capture() (live []*entry, def int32, etag uint64) {
 	c.policyMu.RLock()
 	defer c.policyMu.RUnlock()
 	now := c.now()
@@ -593,15 +594,16 @@ func (c *Collection) capture() ([]*entry, int32, uint64) {
 	for i := range c.shards {
 		n += int(c.shards[i].size.Load())
 	}
-	live := make([]*entry, 0, n)
+	live = make([]*entry, 0, n)
 	var from bucket
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.RLock()
 		live = s.index.appendLive(now, &from, live)
+		etag = max(etag, s.etag)
 		s.mu.RUnlock()
 	}
-	return live, c.def.Load(), c.etagSeq.Load()
+	return live, c.def.Load(), etag
 }
 
 // writeSnapshot writes snapshot num: to a temporary file, fsynced, renamed

@@ -3,6 +3,8 @@ package ttlstore
 import (
 	"fmt"
 	"hash/maphash"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -54,6 +56,9 @@ func TestTableAgainstMap(t *testing.T) {
 			case 2:
 				if got := tb.get(h, k); got != want[k] {
 					rt.Fatalf("get(%q) = %p, want %p", k, got, want[k])
+				}
+				if got, ok := tb.find(h, k); got != want[k] || !ok {
+					rt.Fatalf("find(%q) = %p, %v, want %p", k, got, ok, want[k])
 				}
 			}
 			if op%50 == 0 {
@@ -149,4 +154,86 @@ func TestTableSplits(t *testing.T) {
 	}
 	require.Equal(t, 0, tb.len())
 	require.NoError(t, tb.check(seed, func(*entry) error { return nil }))
+}
+
+// TestTableFindDuringWrites reads without the lock while a writer, holding
+// it, inserts, replaces and removes entries in a table that grows, splits
+// and rehashes all the while (subtables of 1, 2 or 128 groups). An id that is
+// in the table throughout must always be found, as one of the entries stored
+// under it; an id never stored must never be. Under -race it also checks
+// that readers and the writer share memory only through atomics.
+func TestTableFindDuringWrites(t *testing.T) {
+	for _, maxGroups := range []int{1, 2, defaultMaxGroups} {
+		t.Run(fmt.Sprint("maxGroups=", maxGroups), func(t *testing.T) {
+			seed := maphash.MakeSeed()
+			tb := table{maxGroups: maxGroups}
+			var mu sync.Mutex
+			// The stable ids, each with every entry ever stored under it.
+			const stable = 64
+			versions := make([][]*entry, stable)
+			hashes := make([]uint64, stable)
+			for i := range stable {
+				e := testEntry(fmt.Sprintf("stable-%d", i))
+				hashes[i] = maphash.String(seed, e.id())
+				versions[i] = []*entry{e}
+				tb.put(hashes[i], e, seed)
+			}
+			const rounds = 5000
+			var stop atomic.Bool
+			var wg sync.WaitGroup
+			var inconclusive atomic.Int64
+			for r := range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := r; !stop.Load(); i++ {
+						k := i % stable
+						e, ok := tb.find(hashes[k], versions[k][0].id())
+						if !ok {
+							inconclusive.Add(1)
+							continue
+						}
+						if e == nil {
+							t.Errorf("find(%q) = nil, but it was in the table throughout", versions[k][0].id())
+							return
+						}
+						if e.id() != versions[k][0].id() {
+							t.Errorf("find(%q) = an entry of %q", versions[k][0].id(), e.id())
+							return
+						}
+						if e, _ := tb.find(maphash.String(seed, "never"), "never"); e != nil {
+							t.Errorf("find(never) = %q", e.id())
+							return
+						}
+					}
+				}()
+			}
+			// The writer: churn of other ids (so the table grows, splits
+			// and leaves deleted slots), and replacements of the stable
+			// ones. versions is only appended to, and only the first
+			// element is read by the readers, so the writer may grow it.
+			var churn []*entry
+			for i := range rounds {
+				mu.Lock()
+				e := testEntry(fmt.Sprintf("churn-%d", i))
+				tb.put(maphash.String(seed, e.id()), e, seed)
+				churn = append(churn, e)
+				if i%3 == 0 && len(churn) > 100 {
+					old := churn[0]
+					churn = churn[1:]
+					tb.remove(maphash.String(seed, old.id()), old)
+				}
+				if i%7 == 0 {
+					k := i % stable
+					e := testEntry(versions[k][0].id())
+					tb.put(hashes[k], e, seed)
+				}
+				mu.Unlock()
+			}
+			stop.Store(true)
+			wg.Wait()
+			require.NoError(t, tb.check(seed, func(*entry) error { return nil }))
+			t.Logf("depth %d, %d entries, %d inconclusive finds", tb.depth, tb.len(), inconclusive.Load())
+		})
+	}
 }

@@ -382,13 +382,13 @@ func (t *Typed[T]) read(op, id string) (T, error) {
 	e := s.docs.get(h, id)
 	if e == nil {
 		s.mu.RUnlock()
-		s.misses.Add(1)
+		c.counts.miss()
 		return zero, newError(op, id, ErrNotFound)
 	}
 	exp := e.expiry(c.def.Load())
 	if exp != neverExpires && isExpired(exp, c.now()) {
 		s.mu.RUnlock()
-		s.misses.Add(1)
+		c.counts.miss()
 		return zero, (*expiredError)(e)
 	}
 	var v T
@@ -402,7 +402,7 @@ func (t *Typed[T]) read(op, id string) (T, error) {
 		}
 	}
 	s.mu.RUnlock()
-	s.hits.Add(1)
+	c.counts.hit()
 	if c.lim.cold != nil {
 		e.touch()
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // These tests keep the harness honest: a workload that measured an adapter
@@ -145,6 +146,33 @@ func TestSweepersRemove(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAscendingOrder checks the premise of the ascending read workloads:
+// every id comes after the one before it, but at the ends of the passes,
+// where the walk starts again from the smallest; every pass but the last,
+// cut short, reads every id; and each id is a copy of the data set's.
+func TestAscendingOrder(t *testing.T) {
+	d := Data(1000)
+	order := AscendingOrder(d.IDs)
+	if order[0] != d.IDs[0] {
+		t.Fatalf("the order starts at %q, want the smallest id %q", order[0], d.IDs[0])
+	}
+	passes := 1
+	for i := 1; i < len(order); i++ {
+		if order[i] <= order[i-1] {
+			if order[i] != d.IDs[0] || order[i-1] != d.IDs[d.Len()-1] {
+				t.Fatalf("order[%d] = %q after %q", i, order[i], order[i-1])
+			}
+			passes++
+		}
+	}
+	if want := len(order) / d.Len(); passes != want+1 {
+		t.Errorf("%d passes, want %d and a part", passes, want)
+	}
+	if unsafe.StringData(order[5]) == unsafe.StringData(d.IDs[5]) {
+		t.Error("the order holds the data set's own strings, not copies")
 	}
 }
 

@@ -66,6 +66,9 @@ func only(names ...string) func(Kind) bool {
 var fixture struct {
 	key   string
 	store Store
+	// overwrites counts the writes benchOverwrites made to store, so that
+	// each run continues the alternation of values where the last left it.
+	overwrites int
 }
 
 // fixtureStore returns the kept store if it has key, or closes it and builds
@@ -76,7 +79,7 @@ func fixtureStore(key string, build func() Store) Store {
 	}
 	dropFixture()
 	s := build()
-	fixture.key, fixture.store = key, s
+	fixture.key, fixture.store, fixture.overwrites = key, s, 0
 	return s
 }
 
@@ -86,7 +89,7 @@ func dropFixture() {
 	if fixture.store != nil {
 		fixture.store.Close()
 	}
-	fixture.key, fixture.store = "", nil
+	fixture.key, fixture.store, fixture.overwrites = "", nil, 0
 	runtime.GC()
 }
 
@@ -103,13 +106,30 @@ func filled(k Kind, n int, cfg Config) (Store, []string) {
 	return s, readOrder(n)
 }
 
-var orders = map[int][]string{}
+// orders holds the read orders made so far.
+var orders = map[orderKey][]string{}
 
-func readOrder(n int) []string {
-	if o, ok := orders[n]; ok {
+// orderKey names a read order: of the first n ids, at random or ascending.
+type orderKey struct {
+	n         int
+	ascending bool
+}
+
+// readOrder returns ReadOrder of the first n ids: 1<<20 of them at random.
+func readOrder(n int) []string { return order(orderKey{n: n}) }
+
+// ascendingOrder returns AscendingOrder of the first n ids.
+func ascendingOrder(n int) []string { return order(orderKey{n: n, ascending: true}) }
+
+func order(k orderKey) []string {
+	if o, ok := orders[k]; ok {
 		return o
 	}
-	o := ReadOrder(Data(n).IDs)
-	orders[n] = o
+	gen := ReadOrder
+	if k.ascending {
+		gen = AscendingOrder
+	}
+	o := gen(Data(k.n).IDs)
+	orders[k] = o
 	return o
 }

@@ -23,6 +23,29 @@ func BenchmarkReadHitParallel(b *testing.B) {
 	})
 }
 
+// BenchmarkReadHitAscending is BenchmarkReadHit with the ids in ascending
+// order (AscendingOrder: "user-0000000", "user-0000001", …, the order they
+// were generated and stored in, round and round), each a copy of the
+// stored id. Read in the order they were written, documents allocated one
+// after another are reached nearly in sequence in memory, which the
+// hardware can prefetch, even where the store's hash table scatters them.
+func BenchmarkReadHitAscending(b *testing.B) {
+	forEachKind(b, nil, func(b *testing.B, k Kind) {
+		s, _ := filled(k, n100k, Config{})
+		benchReads(b, s, ascendingOrder(n100k), true)
+	})
+}
+
+// BenchmarkReadHitAscendingParallel is BenchmarkReadHitAscending on
+// GOMAXPROCS goroutines (b.RunParallel), as BenchmarkReadHitParallel: each
+// walks the ascending order from an offset of its own.
+func BenchmarkReadHitAscendingParallel(b *testing.B) {
+	forEachKind(b, nil, func(b *testing.B, k Kind) {
+		s, _ := filled(k, n100k, Config{})
+		benchParallelReads(b, s, ascendingOrder(n100k))
+	})
+}
+
 // benchParallelReads reads the ids of order on GOMAXPROCS goroutines
 // (b.RunParallel), each from its own offset, and fails unless every read
 // found a document.

@@ -5,7 +5,8 @@
 # confidence intervals, stores as columns, deltas against ttlstore) and
 # benchsummary's (ttlstore/peer ratios and ttlstore's targets).
 #
-#   ./run.sh                    # the in-memory caches, -count 6, 14-17 minutes on 2 cores
+#   ./run.sh                    # the in-memory caches and ttlstore's modes, -count 6,
+#                               #   20-23 minutes on 2 cores
 #   ./run.sh durable            # the durable stores (ttlstore Open, buntdb, badger),
 #                               #   on disk in $TMPDIR (or /tmp), about 8 minutes
 #   ./run.sh all                # both, one after the other
@@ -88,6 +89,13 @@ group() {
 		-test.count "$n" -test.timeout 0 | tee -a "$out" >&2
 }
 
+# tempdir prints a header line that says what holds the Go temporary
+# directory ($TMPDIR, or /tmp), where the durable collections are written.
+tempdir() {
+	local dir=${TMPDIR:-/tmp}
+	echo "# tempdir $dir: $(df -PT "$dir" | awk 'NR==2 {print $1, $2, "mounted on", $7}')"
+}
+
 # summarize writes results/<name>.summary.txt for the output file.
 summarize() {
 	local summary=${out%.txt}.summary.txt
@@ -103,8 +111,14 @@ summarize() {
 
 peers() {
 	start ""
+	tempdir >>"$out"
 	SECONDS=0
 	group '^Benchmark(Insert|Overwrite|ReadHit|ReadHitParallel|ReadHitExpiryClock|ReadExpired)$' 1s 100ms
+	# The newer groups at 500ms, so that they add about 5 minutes, not 9.
+	group '^BenchmarkReadHitAscending(Parallel)?$' 500ms 100ms
+	group '^Benchmark(Insert|Overwrite)Parallel$' 500ms 100ms
+	# ttlstore in memory, durable (SyncNever, in $TMPDIR) and bounded.
+	group '^BenchmarkModes$' 500ms 50ms
 	group '^BenchmarkReadHitScale$' 1s 100ms
 	group '^BenchmarkIterate$' 500ms 50ms
 	group '^BenchmarkSweepNothing$' 500ms 50ms
@@ -125,7 +139,7 @@ durable() {
 	start "-durable"
 	local dir=${TMPDIR:-/tmp}
 	{
-		echo "# tempdir $dir: $(df -PT "$dir" | awk 'NR==2 {print $1, $2, "mounted on", $7}')"
+		tempdir
 		echo "# BENCH_DURABLE_N=${BENCH_DURABLE_N:-1000000 (default)}"
 	} >>"$out"
 	if df -PT "$dir" | awk 'NR==2 {exit !($2 == "tmpfs" || $2 == "ramfs")}'; then

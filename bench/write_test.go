@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"runtime"
 	"testing"
 )
 
@@ -9,17 +10,42 @@ import (
 // (outside the timer) every 100k inserts, so every Set inserts a new id and
 // the cost of growing the store from 0 to 100k is spread over the inserts.
 func BenchmarkInsert(b *testing.B) {
-	d := Data(n100k)
 	forEachKind(b, nil, func(b *testing.B, k Kind) {
-		dropFixture()
-		b.ReportAllocs()
-		s := k.New(Config{})
+		benchInserts(b, func() Store { return k.New(Config{}) }, 1)
+	})
+}
+
+// BenchmarkInsertParallel is BenchmarkInsert on GOMAXPROCS goroutines: the
+// same store of 0 to 100k documents, replaced outside the timer every 100k
+// inserts, every Set a new id. b.RunParallel cannot stop the timer, and a
+// store that grew to b.N documents (millions) would measure another
+// workload, so the goroutines are the benchmark's own: for each 100k
+// inserts, GOMAXPROCS goroutines share the 100k ids, taking 256 at a time
+// (inParallel), and ns/op is the wall time over b.N, as with RunParallel.
+func BenchmarkInsertParallel(b *testing.B) {
+	forEachKind(b, nil, func(b *testing.B, k Kind) {
+		benchInserts(b, func() Store { return k.New(Config{}) }, runtime.GOMAXPROCS(0))
+	})
+}
+
+// benchInserts stores the data set's first 100k documents, in order, in a
+// store newStore makes, and replaces it with a new one (closing the old,
+// outside the timer) after every 100k, so every Set inserts a new id into a
+// store of 0 to 100k documents. With goroutines 1 the inserts run in a
+// b.Loop on the benchmark's goroutine; with more, that many goroutines share
+// each 100k (inParallel).
+func benchInserts(b *testing.B, newStore func() Store, goroutines int) {
+	d := Data(n100k)
+	dropFixture()
+	b.ReportAllocs()
+	s := newStore()
+	if goroutines == 1 {
 		i := 0
 		for b.Loop() {
 			if i == d.Len() {
 				b.StopTimer()
 				s.Close()
-				s = k.New(Config{})
+				s = newStore()
 				i = 0
 				b.StartTimer()
 			}
@@ -27,7 +53,23 @@ func BenchmarkInsert(b *testing.B) {
 			i++
 		}
 		s.Close()
-	})
+		return
+	}
+	b.ResetTimer()
+	for done := 0; done < b.N; {
+		if done > 0 {
+			b.StopTimer()
+			s.Close()
+			s = newStore()
+			b.StartTimer()
+		}
+		n := min(b.N-done, d.Len())
+		into := s
+		inParallel(goroutines, n, func(_, i int) { into.Set(d.IDs[i], d.Docs[i]) })
+		done += n
+	}
+	b.StopTimer()
+	s.Close()
 }
 
 // BenchmarkOverwrite measures storing a new value under an id that is live in
@@ -35,27 +77,62 @@ func BenchmarkInsert(b *testing.B) {
 // documents of the same size. In ttlstore the document's expiry index entry
 // moves on every write.
 func BenchmarkOverwrite(b *testing.B) {
-	d := Data(n100k)
 	forEachKind(b, nil, func(b *testing.B, k Kind) {
 		s, _ := filled(k, n100k, Config{})
-		b.ReportAllocs()
-		// Continue the alternation from where the previous -count run left
-		// it, so each write changes the value.
-		i := overwriteNext[k.Name]
-		for b.Loop() {
-			j := i % d.Len()
-			if (i/d.Len())%2 == 0 {
-				s.Set(d.IDs[j], d.Alt[j])
-			} else {
-				s.Set(d.IDs[j], d.Docs[j])
-			}
-			i++
-		}
-		overwriteNext[k.Name] = i
-		if !s.Get(d.IDs[0]) {
-			b.Fatalf("%s lost a document", k.Name)
-		}
+		benchOverwrites(b, s, 1)
 	})
 }
 
-var overwriteNext = map[string]int{}
+// BenchmarkOverwriteParallel is BenchmarkOverwrite on GOMAXPROCS
+// goroutines, which share the b.N writes, taking 256 at a time
+// (inParallel), so that every write has its own place in the alternation
+// and changes the value, as in BenchmarkOverwrite (b.RunParallel gives no
+// such index). ns/op is the wall time over b.N.
+func BenchmarkOverwriteParallel(b *testing.B) {
+	forEachKind(b, nil, func(b *testing.B, k Kind) {
+		s, _ := filled(k, n100k, Config{})
+		benchOverwrites(b, s, runtime.GOMAXPROCS(0))
+	})
+}
+
+// benchOverwrites writes the data set's first 100k ids over and over, in
+// order, in s, the kept store (fixtureStore) filled with their Docs: the
+// first pass with Alt, the next with Docs, and so on, so that every write
+// changes the value. It continues from where the last run on s stopped
+// (fixture.overwrites). With goroutines 1 the writes run in a b.Loop on the
+// benchmark's goroutine; with more, that many goroutines share them
+// (inParallel).
+func benchOverwrites(b *testing.B, s Store, goroutines int) {
+	d := Data(n100k)
+	if fixture.store != s {
+		b.Fatal("benchOverwrites: the store is not the kept one, whose values it tracks")
+	}
+	b.ReportAllocs()
+	from := fixture.overwrites
+	if goroutines == 1 {
+		i := from
+		for b.Loop() {
+			s.Set(overwriteAt(d, i))
+			i++
+		}
+		fixture.overwrites = i
+	} else {
+		b.ResetTimer()
+		inParallel(goroutines, b.N, func(_, i int) { s.Set(overwriteAt(d, from+i)) })
+		b.StopTimer()
+		fixture.overwrites = from + b.N
+	}
+	if !s.Get(d.IDs[0]) {
+		b.Fatal("a document was lost")
+	}
+}
+
+// overwriteAt returns the id and the value of the i-th overwrite of d's
+// documents since they were stored (see benchOverwrites).
+func overwriteAt(d *Dataset, i int) (string, []byte) {
+	j := i % d.Len()
+	if (i/d.Len())%2 == 0 {
+		return d.IDs[j], d.Alt[j]
+	}
+	return d.IDs[j], d.Docs[j]
+}

@@ -25,6 +25,58 @@ func BenchmarkStamp(b *testing.B) {
 	}
 }
 
+// BenchmarkStrip is BenchmarkStamp for Strip, which is what the store calls
+// on every write.
+func BenchmarkStrip(b *testing.B) {
+	src := []byte(benchDoc)
+	dst := make([]byte, 0, 512)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(src)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		out, f, err := Strip(dst[:0], src, 64)
+		if err != nil || f.IDKind != KindString || f.TTLKind != KindNumber {
+			b.Fatalf("Strip: %v %+v", err, f)
+		}
+		dst = out
+	}
+}
+
+// BenchmarkStampCorpus stamps realistic documents (see corpus_test.go), 64
+// of each size class taken in turn, so that the speed measured is not that
+// of one document whose every branch the processor has learnt.
+func BenchmarkStampCorpus(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		lo, hi int
+		pretty bool
+	}{
+		{"40B-200B", 40, 200, false},
+		{"200B-1KiB", 200, 1024, false},
+		{"1KiB-4KiB", 1024, 4096, false},
+		{"indented-200B-1KiB", 200, 1024, true},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			docs := corpus(1, 64, c.lo, c.hi, c.pretty)
+			total := 0
+			for _, d := range docs {
+				total += len(d)
+			}
+			dst := make([]byte, 0, 8192)
+			b.ReportAllocs()
+			b.SetBytes(int64(total / len(docs)))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				out, _, err := Stamp(dst[:0], docs[i%len(docs)], 1700000000, benchEtag, 64)
+				if err != nil {
+					b.Fatal(err)
+				}
+				dst = out
+			}
+		})
+	}
+}
+
 // BenchmarkRestamp measures rewriting only the stamp of a stored document.
 func BenchmarkRestamp(b *testing.B) {
 	out, f, err := Stamp(nil, []byte(benchDoc), 1700000000, benchEtag, 64)

@@ -9,7 +9,12 @@
 //
 // The scanner is hand written: it never decodes into maps or interfaces and
 // does not use encoding/json, and it does not allocate when the destination
-// slice has enough spare capacity.
+// slice has enough spare capacity. There are two: a fast one (fast.go) for
+// the valid documents that nearly every write brings, which scans a word at
+// a time and gives up at the first thing it does not like, and the
+// reference one (scanObject, scan.go), which runs when the fast one gave up
+// and reports the error precisely. They agree on every input; the tests
+// check that.
 package jsonscan
 
 import (
@@ -161,9 +166,12 @@ type Fields struct {
 // least len(src)+len(etag)+39 bytes of spare capacity; otherwise it grows dst
 // once, up front.
 func Stamp(dst, src []byte, ts int64, etag string, maxDepth int) (out []byte, f Fields, err error) {
-	out, f, err = scan(dst, src, maxDepth, maxStampLen+len(etag))
-	if err != nil {
-		return out, f, err
+	extra := maxStampLen + len(etag)
+	out, ok := fastScan(dst, src, maxDepth, extra, &f)
+	if !ok {
+		if out, err = scan(out, src, maxDepth, extra, &f); err != nil {
+			return dst, Fields{}, err
+		}
 	}
 	return AppendStamp(out, ts, etag, f.StampAt > len(dst)+1), f, nil
 }
@@ -179,30 +187,41 @@ func Stamp(dst, src []byte, ts int64, etag string, maxDepth int) (out []byte, f 
 // never longer than src, so Strip does not allocate when dst has len(src)
 // bytes of spare capacity; otherwise it grows dst once, up front.
 func Strip(dst, src []byte, maxDepth int) (out []byte, f Fields, err error) {
-	out, f, err = scan(dst, src, maxDepth, 0)
-	if err != nil {
-		return out, f, err
+	out, ok := fastScan(dst, src, maxDepth, 0, &f)
+	if !ok {
+		if out, err = scan(out, src, maxDepth, 0, &f); err != nil {
+			return dst, Fields{}, err
+		}
 	}
 	return append(out, '}'), f, nil
 }
 
-// scan validates src and appends to dst its stored form up to Fields.StampAt
+// scan validates src, appends to dst its stored form up to Fields.StampAt
 // (the '{' and the kept members), after growing dst, if need be, to hold all
-// of src plus extra bytes.
+// of src plus extra bytes, and sets *f to the Fields found. On error it
+// returns dst unchanged, and *f is left undefined.
+//
+// Stamp and Strip first try fastScan (fast.go), which has the same result
+// for valid input, and call scan only when it gives up: then scan decides
+// which error to report, or produces the output for valid input that the
+// fast path declines.
 //
 // Invalid UTF-8 anywhere in src is reported as such, before any other
 // error. It is not checked in a pass of its own: a byte above 0x7F is only
 // valid inside a string, and scanString checks those; other errors look at
 // the whole input again to see whether it has invalid UTF-8 somewhere.
-func scan(dst, src []byte, maxDepth, extra int) (out []byte, f Fields, err error) {
-	out, f, err = scanObject(dst, src, maxDepth, extra)
+func scan(dst, src []byte, maxDepth, extra int, f *Fields) (out []byte, err error) {
+	out, *f, err = scanObject(dst, src, maxDepth, extra)
 	if err != nil && !utf8.Valid(src) {
-		return dst, Fields{}, errInvalidUTF8(src)
+		return dst, errInvalidUTF8(src)
 	}
-	return out, f, err
+	return out, err
 }
 
-// scanObject is scan, but for the precedence of invalid UTF-8.
+// scanObject is the reference scanner: scan but for the precedence of
+// invalid UTF-8. It is a plain scanner that builds a precise error at the
+// first problem, and fastScan must agree with it on every input (see
+// fast.go).
 func scanObject(dst, src []byte, maxDepth, extra int) (out []byte, f Fields, err error) {
 	i := skipWS(src, 0)
 	if i >= len(src) {
@@ -357,36 +376,6 @@ func scanObject(dst, src []byte, maxDepth, extra int) (out []byte, f Fields, err
 
 	f.StampAt = len(dst)
 	return dst, f, nil
-}
-
-// maxStampLen is the length of the stamp AppendStamp writes, not counting
-// the etag: `,"_ts":` + up to 20 bytes of ts + `,"_etag":"` + `"}`.
-const maxStampLen = len(`,"_ts":`) + 20 + len(`,"_etag":"`) + len(`"}`)
-
-// AppendStamp appends to dst the stamp that Stamp writes at Fields.StampAt
-// and returns the extended slice: a ',' if needComma, then
-// `"_ts":<ts>,"_etag":"<etag>"}`. etag is written verbatim; the caller
-// guarantees that it needs no escaping.
-//
-// needComma must be true exactly when the stamped object kept at least one
-// member, which for an output out of Stamp is out[Fields.StampAt-1] != '{'
-// (equivalently Fields.StampAt > 1 when Stamp was given an empty dst).
-// Stamp itself uses AppendStamp, so
-//
-//	AppendStamp(out[:f.StampAt:f.StampAt], ts, etag, out[f.StampAt-1] != '{')
-//
-// yields the same bytes as stamping the original document with ts and etag.
-// (The three-index slice keeps the append from overwriting out.)
-func AppendStamp(dst []byte, ts int64, etag string, needComma bool) []byte {
-	if needComma {
-		dst = append(dst, `,"_ts":`...)
-	} else {
-		dst = append(dst, `"_ts":`...)
-	}
-	dst = strconv.AppendInt(dst, ts, 10)
-	dst = append(dst, `,"_etag":"`...)
-	dst = append(dst, etag...)
-	return append(dst, `"}`...)
 }
 
 // Key classes of top-level members.

@@ -32,36 +32,6 @@ var isHex = func() (t [256]bool) {
 	return t
 }()
 
-const (
-	lsb = 0x0101010101010101 // the low bit of every byte
-	msb = 0x8080808080808080 // the high bit of every byte
-)
-
-// specialBytes returns a mask with the high bit of each byte of x (eight
-// string bytes, little endian) set where that byte is a control character,
-// '"' or '\\', except that bytes after the first such byte may be flagged
-// spuriously. The lowest set bit thus identifies the first special byte, and
-// the result is zero exactly when all eight bytes are ordinary content.
-func specialBytes(x uint64) uint64 {
-	q := x ^ ('"' * lsb)
-	b := x ^ ('\\' * lsb)
-	return (((x - 0x20*lsb) &^ x) | ((q - lsb) &^ q) | ((b - lsb) &^ b)) & msb
-}
-
-// stopBytes is specialBytes with the bytes above 0x7F flagged too, so that
-// scanString checks them as UTF-8. Their high bits are exact, and below
-// the first of them specialBytes flags nothing spuriously, so the lowest
-// set bit still identifies the first byte that is not strSafe.
-func stopBytes(x uint64) uint64 { return specialBytes(x) | x&msb }
-
-// firstIsQuote reports whether the first special byte of x, given
-// m = specialBytes(x) != 0 or m = stopBytes(x) != 0, is '"'. The lowest flagged byte is exact both in
-// m and in the equivalent mask of quote bytes, so no byte needs reloading.
-func firstIsQuote(x, m uint64) bool {
-	q := x ^ ('"' * lsb)
-	return m&-m&(q-lsb)&^q != 0
-}
-
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // skipWS returns the offset of the first byte at or after i that is not JSON

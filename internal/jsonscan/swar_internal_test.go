@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// TestSpecialBytes checks the word-at-a-time string scan (stopBytes, which
-// is specialBytes and the bytes above 0x7F, and firstIsQuote) against the byte table for every byte value in every
+// TestSpecialBytes checks the word-at-a-time string scan (stopBytes and
+// firstIsQuote) against the byte table for every byte value in every
 // position, followed by various bytes, and for random words.
 func TestSpecialBytes(t *testing.T) {
 	check := func(w [8]byte) {
@@ -53,5 +53,95 @@ func TestSpecialBytes(t *testing.T) {
 		var w [8]byte
 		binary.LittleEndian.PutUint64(w[:], r.Uint64())
 		check(w)
+	}
+}
+
+// forEachWord calls check with words that have every byte value in every
+// position, after plain bytes and before various bytes, and with random
+// words.
+func forEachWord(plain byte, check func(w [8]byte)) {
+	for pos := 0; pos < 8; pos++ {
+		for c := 0; c < 256; c++ {
+			for _, fill := range []byte{plain, 0, 1, '0', '9', ' ', '"', '#', '\\', ']', 0x1f, 0x7f, 0x80, 0xb9, 0xba, 0xff} {
+				var w [8]byte
+				for j := range w {
+					w[j] = plain
+				}
+				w[pos] = byte(c)
+				for j := pos + 1; j < 8; j++ {
+					w[j] = fill
+				}
+				check(w)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 1 << 20 {
+		var w [8]byte
+		binary.LittleEndian.PutUint64(w[:], r.Uint64())
+		check(w)
+	}
+}
+
+func TestNonDigits(t *testing.T) {
+	forEachWord('5', func(w [8]byte) {
+		first := 8
+		for j, c := range w {
+			if c < '0' || c > '9' {
+				first = j
+				break
+			}
+		}
+		m := nonDigits(binary.LittleEndian.Uint64(w[:]))
+		got := 8
+		if m != 0 {
+			got = bits.TrailingZeros64(m) >> 3
+		}
+		if got != first {
+			t.Fatalf("nonDigits(%q): first non-digit %d, want %d", w[:], got, first)
+		}
+	})
+}
+
+func TestWordScans(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	alphabet := []byte("aZ09 \t\n\r\"\\\x00\x1f\x7f\x80\xff.,:{}[]")
+	for range 20000 {
+		s := make([]byte, r.IntN(40))
+		for j := range s {
+			if r.IntN(3) == 0 {
+				s[j] = alphabet[r.IntN(len(alphabet))]
+			} else {
+				s[j] = "abcdefgh      01234567"[r.IntN(22)]
+			}
+		}
+		for i := 0; i <= len(s); i++ {
+			// stringStop stops at the first byte that is not strSafe, or
+			// where fewer than eight bytes are left before it.
+			want := i
+			for want < len(s) && strSafe[s[want]] {
+				want++
+			}
+			if got := stringStop(s, i); got > want || got < want && len(s)-got >= 8 {
+				t.Fatalf("stringStop(%q, %d) = %d, want %d", s, i, got, want)
+			}
+			want = i
+			for want < len(s) && '0' <= s[want] && s[want] <= '9' {
+				want++
+			}
+			if got := digitsEnd(s, i); got != want {
+				t.Fatalf("digitsEnd(%q, %d) = %d, want %d", s, i, got, want)
+			}
+			if got, want := skipSpace(s, i), skipWS(s, i); got != want {
+				t.Fatalf("skipSpace(%q, %d) = %d, want %d", s, i, got, want)
+			}
+			if len(s) >= 8 && i < len(s) && len(s)-i < 8 {
+				var w [8]byte
+				copy(w[:], s[i:])
+				if got, want := lastBytes(s, i), binary.LittleEndian.Uint64(w[:]); got != want {
+					t.Fatalf("lastBytes(%q, %d) = %#x, want %#x", s, i, got, want)
+				}
+			}
+		}
 	}
 }

@@ -218,8 +218,8 @@ var targets = []target{
 		}
 		return t/o <= 1.2, fmt.Sprintf("%s vs %s: %.2fx", format(t, "ns/op"), format(o, "ns/op"), t/o), true
 	}},
-	{"insert <= 0.8x ttlcache, <= otter, <= 3 allocs", writeTarget("Insert")},
-	{"overwrite <= 0.8x ttlcache, <= otter, <= 3 allocs", writeTarget("Overwrite")},
+	{"insert <= 0.8x ttlcache, <= otter, <= 3 allocs", writeTarget("Insert", 3)},
+	{"overwrite <= 0.8x ttlcache, <= otter, <= 3 allocs", writeTarget("Overwrite", 3)},
 	{"expired read no slower than a hit (both on the expiry workloads' clock)", func(r *results) (bool, string, bool) {
 		e, h := r.med("ReadExpired", "ns/op", base), r.med("ReadHitExpiryClock", "ns/op", base)
 		if nan(e, h) {
@@ -279,6 +279,88 @@ var targets = []target{
 		lo, hi := min(a, b, c), max(a, b, c)
 		return hi/lo <= 1.5, fmt.Sprintf("10k %s, 100k %s, 1M %s: max/min %.2fx", format(a, "ns/op"), format(b, "ns/op"), format(c, "ns/op"), hi/lo), true
 	}},
+}
+
+// The targets of the speed work: reads and writes against otter, ttlcache
+// and go-cache, on one goroutine and on all of them, in memory, durable
+// with SyncNever and bounded (BenchmarkModes), and how reads scale.
+var speedTargets = []target{
+	{"read hit, random order, 1 goroutine: <= 0.8x otter, 0 allocs", readTarget("ReadHit")},
+	{"read hit, ascending order, 1 goroutine: <= 0.8x otter, 0 allocs", readTarget("ReadHitAscending")},
+	{"read hit, random order, parallel: <= 0.8x otter, 0 allocs", readTarget("ReadHitParallel")},
+	{"read hit, ascending order, parallel: <= 0.8x otter, 0 allocs", readTarget("ReadHitAscendingParallel")},
+	{"insert, 1 goroutine: <= otter, <= 0.8x ttlcache (aim: <= go-cache)", writeTarget("Insert", math.Inf(1))},
+	{"insert, parallel: <= otter, <= 0.8x ttlcache (aim: <= go-cache)", writeTarget("InsertParallel", math.Inf(1))},
+	{"overwrite, 1 goroutine: <= otter, <= 0.8x ttlcache (aim: <= go-cache)", writeTarget("Overwrite", math.Inf(1))},
+	{"overwrite, parallel: <= otter, <= 0.8x ttlcache (aim: <= go-cache)", writeTarget("OverwriteParallel", math.Inf(1))},
+	{"durable SyncNever: reads unchanged (within 1.1x of in-memory), 0 allocs", modeTarget(durableMode, modeReads, 1.1, true)},
+	{"durable SyncNever: writes within 1.3x of in-memory", modeTarget(durableMode, modeWrites, 1.3, false)},
+	{"bounded, full: reads within 1.1x of unbounded, 0 allocs", modeTarget(boundedMode, modeReads, 1.1, true)},
+	{"bounded, full: writes within 1.1x of unbounded", modeTarget(boundedMode, modeWrites, 1.1, false)},
+	{"read cost from 10k to 1M grows no more than otter's", func(r *results) (bool, string, bool) {
+		const lo, hi = "ReadHitScale/n=10k", "ReadHitScale/n=1M"
+		t0, t1 := r.med(lo, "ns/op", base), r.med(hi, "ns/op", base)
+		o0, o1 := r.med(lo, "ns/op", "otter"), r.med(hi, "ns/op", "otter")
+		if nan(t0, t1, o0, o1) {
+			return false, "", false
+		}
+		return t1/t0 <= o1/o0, fmt.Sprintf("ttlstore %s to %s: %.2fx; otter %s to %s: %.2fx",
+			format(t0, "ns/op"), format(t1, "ns/op"), t1/t0, format(o0, "ns/op"), format(o1, "ns/op"), o1/o0), true
+	}},
+}
+
+// readTarget checks that ttlstore's read in row takes at most 0.8 times
+// otter's, with no allocation.
+func readTarget(row string) func(r *results) (bool, string, bool) {
+	return func(r *results) (bool, string, bool) {
+		t, o, a := r.med(row, "ns/op", base), r.med(row, "ns/op", "otter"), r.med(row, "allocs/op", base)
+		if nan(t, o) {
+			return false, "", false
+		}
+		return t <= 0.8*o && a == 0, fmt.Sprintf("%s vs %s: %.2fx, %g allocs", format(t, "ns/op"), format(o, "ns/op"), t/o, a), true
+	}
+}
+
+// The rows of BenchmarkModes and its modes' names (store=…); the in-memory
+// mode is store=ttlstore, the base.
+const (
+	durableMode = "ttlstore-durable-never"
+	boundedMode = "ttlstore-bounded-full"
+)
+
+var (
+	modeReads  = []string{"readhit", "readhit-ascending", "readhit-parallel", "readhit-ascending-parallel"}
+	modeWrites = []string{"insert", "insert-parallel", "overwrite", "overwrite-parallel"}
+)
+
+// modeTarget checks that ttlstore in mode takes at most limit times the
+// in-memory collection's ns/op in BenchmarkModes' op=… rows ops (and, with
+// zeroAllocs, allocates nothing). The detail marks the rows over the limit.
+func modeTarget(mode string, ops []string, limit float64, zeroAllocs bool) func(r *results) (bool, string, bool) {
+	return func(r *results) (bool, string, bool) {
+		met, measured := true, false
+		var parts []string
+		for _, op := range ops {
+			row := "Modes/op=" + op
+			m, x := r.med(row, "ns/op", base), r.med(row, "ns/op", mode)
+			if nan(m, x) {
+				continue
+			}
+			measured = true
+			ok := x <= limit*m
+			part := fmt.Sprintf("%s: %s vs %s, %.2fx", op, format(x, "ns/op"), format(m, "ns/op"), x/m)
+			if a := r.med(row, "allocs/op", mode); zeroAllocs && a != 0 {
+				ok = false
+				part += fmt.Sprintf(" %g allocs", a)
+			}
+			if !ok {
+				part += " (over)"
+			}
+			met = met && ok
+			parts = append(parts, part)
+		}
+		return met, strings.Join(parts, "; "), measured
+	}
 }
 
 // The durable workloads' targets (BenchmarkDurable*, run by run.sh durable).
@@ -350,14 +432,21 @@ func throughputTarget(r *results, rows []string, factor float64) (bool, string, 
 	return met, strings.Join(parts, "; "), measured
 }
 
-func writeTarget(row string) func(r *results) (bool, string, bool) {
+// writeTarget checks that ttlstore's write in row takes at most 0.8 times
+// ttlcache's and at most otter's, with at most maxAllocs allocations (+Inf:
+// any). go-cache's ratio, an aim, is shown but not checked.
+func writeTarget(row string, maxAllocs float64) func(r *results) (bool, string, bool) {
 	return func(r *results) (bool, string, bool) {
 		t, c, o := r.med(row, "ns/op", base), r.med(row, "ns/op", "ttlcache"), r.med(row, "ns/op", "otter")
 		a := r.med(row, "allocs/op", base)
 		if nan(t, c, o) {
 			return false, "", false
 		}
-		return t <= 0.8*c && t <= o && a <= 3, fmt.Sprintf("%s, %g allocs; /ttlcache %.2fx, /otter %.2fx", format(t, "ns/op"), a, t/c, t/o), true
+		detail := fmt.Sprintf("%s, %g allocs; /ttlcache %.2fx, /otter %.2fx", format(t, "ns/op"), a, t/c, t/o)
+		if g := r.med(row, "ns/op", "gocache"); !nan(g) {
+			detail += fmt.Sprintf(", /gocache %.2fx", t/g)
+		}
+		return t <= 0.8*c && t <= o && a <= maxAllocs, detail, true
 	}
 }
 
@@ -383,7 +472,7 @@ func main() {
 	r.table(os.Stdout)
 	fmt.Println("\nTargets (ttlstore):")
 	unmeasured := 0
-	for _, t := range append(targets, durableTargets...) {
+	for _, t := range slices.Concat(targets, speedTargets, durableTargets) {
 		met, detail, ok := t.check(r)
 		status := "MET   "
 		switch {

@@ -1,0 +1,57 @@
+package ttlstore
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// While SetDefaultTTL is under way (redefining is odd), Read does not trust
+// its lock-free look: it takes the shard's lock, so it waits for the change
+// and then judges by the new DefaultTTL (R12).
+func TestReadWaitsForSetDefaultTTL(t *testing.T) {
+	clk := clock.NewMock()
+	c, err := New(Options{Clock: clk, SweepInterval: ManualSweep})
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.Upsert([]byte(`{"id":"a"}`))
+	require.NoError(t, err)
+	clk.Add(20 * time.Second)
+
+	// What SetDefaultTTL(10) does, stopped half way: every lock held,
+	// redefining odd, the DefaultTTL not yet changed.
+	c.lockAll()
+	c.redefining.Add(1)
+	type result struct {
+		d   Document
+		err error
+	}
+	got := make(chan result, 1)
+	go func() {
+		d, err := c.Read("a")
+		got <- result{d, err}
+	}()
+	select {
+	case r := <-got:
+		t.Fatalf("Read returned %v, %v while a SetDefaultTTL held the locks", r.d, r.err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	c.def.Store(10) // "a" was written 20 s ago: expired under the new setting
+	c.redefining.Add(1)
+	c.unlockAll()
+	r := <-got
+	assert.True(t, errors.Is(r.err, ErrNotFound), "Read after the change: %v", r.err)
+
+	// With no change under way, Read takes no lock: it returns while
+	// another goroutine holds every lock.
+	c.lockAll()
+	defer c.unlockAll()
+	_, err = c.Read("a")
+	assert.True(t, errors.Is(err, ErrNotFound), "%v", err)
+	_, err = c.Read("b")
+	assert.True(t, errors.Is(err, ErrNotFound), "%v", err)
+}

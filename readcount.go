@@ -1,0 +1,55 @@
+package ttlstore
+
+import (
+	"sync/atomic"
+	"unsafe"
+)
+
+// readCounts counts the hits and misses of reads, for Stats and for
+// EvictColdest's sketch, which ages by them. A read must write no memory that
+// other goroutines' reads write too: a cache line that every read writes
+// moves from core to core on every read, which costs a parallel read more
+// than the rest of it. So the counts are kept in stripes, each on a cache
+// line of its own, and a read adds to the stripe of its goroutine: the one
+// its stack's address picks. Go gives a goroutine no cheaper identity, and a
+// goroutine keeps its stack (until the stack grows, when it may move to
+// another stripe: any stripe is correct, only sharing one costs). Goroutine
+// stacks of 8 KiB are 8 KiB apart, so goroutines made one after the other
+// get neighbouring stripes. The sum of the stripes is exact.
+type readCounts struct {
+	stripes [readStripes]readStripe
+}
+
+// readStripes is how many stripes readCounts has: 64 cache lines, 4 KiB a
+// collection.
+const readStripes = 64
+
+type readStripe struct {
+	hits, misses atomic.Uint64
+	_            [64 - 16]byte // a cache line to itself
+}
+
+// stripe returns the calling goroutine's stripe.
+func (r *readCounts) stripe() *readStripe {
+	var here byte
+	// A uintptr made from a pointer is a number: nothing is ever
+	// dereferenced through it, so the stack may move freely.
+	sp := uintptr(unsafe.Pointer(&here))
+	return &r.stripes[sp>>13&(readStripes-1)]
+}
+
+// hit counts a read that found a live document.
+func (r *readCounts) hit() { r.stripe().hits.Add(1) }
+
+// miss counts a read that found none.
+func (r *readCounts) miss() { r.stripe().misses.Add(1) }
+
+// sum returns the hits and misses counted so far. Under concurrent reads it
+// is a sum of counts read at slightly different instants.
+func (r *readCounts) sum() (hits, misses uint64) {
+	for i := range r.stripes {
+		hits += r.stripes[i].hits.Load()
+		misses += r.stripes[i].misses.Load()
+	}
+	return hits, misses
+}
