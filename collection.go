@@ -121,7 +121,9 @@ type Options struct {
 	// removed to make room under MaxDocuments or MaxBytes, with the same
 	// rules as OnExpire: without any lock held, on the goroutine doing the
 	// removal (the writer, or the caller of SetLimits or Open), one
-	// document at a time. Expired documents removed to make room are
+	// document at a time. A write reports what it evicted before it
+	// returns, and may already have stored its own document by then (a
+	// Read of it may find it). Expired documents removed to make room are
 	// reported to OnExpire, not here.
 	OnEvict func(Document)
 
