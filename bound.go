@@ -175,7 +175,9 @@ func (l *limits) reserve(dDocs, dBytes int64, r *room) bool {
 
 func reserve(used *atomic.Int64, d, held, max int64) bool {
 	if d <= 0 || max <= 0 {
-		used.Add(d - held)
+		if d != held { // an overwrite of the same weight writes nothing shared
+			used.Add(d - held)
+		}
 		return true
 	}
 	for {
