@@ -183,15 +183,6 @@ type Collection struct {
 	onExpire func(Document)
 	onEvict  func(Document)
 	seed     maphash.Seed
-
-	// lim is the bound and the usage (bound.go).
-	lim limits
-
-	// policyMu is held for writing by SetDefaultTTL (which then takes every
-	// shard's mu as well) and for reading by the calls that look at every
-	// shard (All, Query, Len, Stats), so that each of those sees one
-	// DefaultTTL from start to end.
-	policyMu sync.RWMutex
 	// def is the DefaultTTL, 0 for off. It is written with policyMu and
 	// every shard's mu held, so holding either is enough to read it stably.
 	def atomic.Int32
@@ -200,6 +191,24 @@ type Collection struct {
 	// takes no lock, uses it to tell that its look was not cut in two by a
 	// change (R12).
 	redefining atomic.Uint64
+	closed     atomic.Bool
+
+	// The fields above are read by every call and seldom written; the
+	// ones below are written by writes (lim's usage) or reads (counts).
+	// The pads keep them on cache lines of their own, so that a write
+	// does not take from every other core the line their reads need.
+	_ [64]byte
+
+	// lim is the bound and the usage (bound.go).
+	lim limits
+	_   [64]byte
+
+	// policyMu is held for writing by SetDefaultTTL (which then takes every
+	// shard's mu as well) and for reading by the calls that look at every
+	// shard (All, Query, Len, Stats), so that each of those sees one
+	// DefaultTTL from start to end.
+	policyMu sync.RWMutex
+	_        [64]byte
 	// counts counts the reads' hits and misses.
 	counts readCounts
 
@@ -223,7 +232,6 @@ type Collection struct {
 	// zero value has none.
 	views typedViews
 
-	closed    atomic.Bool
 	closeOnce sync.Once
 	done      chan struct{} // closed by Close: the sweeper must stop
 	stopped   chan struct{} // closed by the sweeper when it has stopped

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/assert"
@@ -54,4 +55,25 @@ func TestReadWaitsForSetDefaultTTL(t *testing.T) {
 	assert.True(t, errors.Is(err, ErrNotFound), "%v", err)
 	_, err = c.Read("b")
 	assert.True(t, errors.Is(err, ErrNotFound), "%v", err)
+}
+
+// The fields every call reads (the seed, the DefaultTTL, redefining,
+// closed) sit at least a cache line away from those that writes change
+// (the usage in lim) and those that reads change (counts), and no cache line
+// holds the counters of two stripes.
+func TestHotFieldsApart(t *testing.T) {
+	var c Collection
+	line := uintptr(64)
+	readEnd := unsafe.Offsetof(c.closed) + unsafe.Sizeof(c.closed)
+	for _, f := range []uintptr{unsafe.Offsetof(c.seed), unsafe.Offsetof(c.def), unsafe.Offsetof(c.redefining)} {
+		assert.Less(t, f, readEnd)
+	}
+	assert.GreaterOrEqual(t, unsafe.Offsetof(c.lim), readEnd+line, "lim is a cache line past the fields reads need")
+	limEnd := unsafe.Offsetof(c.lim) + unsafe.Sizeof(c.lim)
+	assert.GreaterOrEqual(t, unsafe.Offsetof(c.policyMu), limEnd+line)
+	assert.GreaterOrEqual(t, unsafe.Offsetof(c.counts), unsafe.Offsetof(c.policyMu)+unsafe.Sizeof(c.policyMu)+line)
+	var s readStripe
+	gap := unsafe.Sizeof(s) - (unsafe.Offsetof(s.misses) + unsafe.Sizeof(s.misses) - unsafe.Offsetof(s.hits))
+	assert.GreaterOrEqual(t, gap, line, "bytes between one stripe's counters and the next's")
+	assert.GreaterOrEqual(t, unsafe.Offsetof(s.hits), line-unsafe.Sizeof(s.hits)*2, "the first stripe's counters are a line past policyMu's")
 }

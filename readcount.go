@@ -9,8 +9,8 @@ import (
 // EvictColdest's sketch, which ages by them. A read must write no memory that
 // other goroutines' reads write too: a cache line that every read writes
 // moves from core to core on every read, which costs a parallel read more
-// than the rest of it. So the counts are kept in stripes, each on a cache
-// line of its own, and a read adds to the stripe of its goroutine: the one
+// than the rest of it. So the counts are kept in stripes, whose counters
+// never share a cache line, and a read adds to the stripe of its goroutine: the one
 // its stack's address picks. Go gives a goroutine no cheaper identity, and a
 // goroutine keeps its stack (until the stack grows, when it may move to
 // another stripe: any stripe is correct, only sharing one costs). Goroutine
@@ -20,13 +20,16 @@ type readCounts struct {
 	stripes [readStripes]readStripe
 }
 
-// readStripes is how many stripes readCounts has: 64 cache lines, 4 KiB a
-// collection.
-const readStripes = 64
+// readStripes is how many stripes readCounts has: 4 KiB a collection.
+const readStripes = 32
 
+// readStripe is 128 bytes with its counters in the middle, so that no cache
+// line holds the counters of two stripes, whatever the alignment of the
+// collection: they are 112 bytes apart.
 type readStripe struct {
+	_            [56]byte
 	hits, misses atomic.Uint64
-	_            [64 - 16]byte // a cache line to itself
+	_            [56]byte
 }
 
 // stripe returns the calling goroutine's stripe.
