@@ -6,7 +6,7 @@
 # benchsummary's (ttlstore/peer ratios and ttlstore's targets).
 #
 #   ./run.sh                    # the in-memory caches and ttlstore's modes, -count 6,
-#                               #   20-23 minutes on 2 cores
+#                               #   16-23 minutes on 2 cores (924 s at 034432c)
 #   ./run.sh durable            # the durable stores (ttlstore Open, buntdb, badger),
 #                               #   on disk in $TMPDIR (or /tmp), about 8 minutes
 #   ./run.sh all                # both, one after the other
