@@ -175,7 +175,7 @@ func crashSeeds(t *testing.T) int {
 		return n
 	}
 	if raceEnabled {
-		return 40 // so that -race -count=20 fits go test's default timeout
+		return 25 // so that -race -count=20 fits go test's default timeout
 	}
 	return 300
 }
