@@ -314,11 +314,6 @@ type room struct {
 	// own shard's lock, which found the victim's shard's lock taken:
 	// makeRoom evicts it once the write has let go of its own.
 	pick *entry
-	// told is the write's new document when EvictColdest was told of it
-	// along with the victim picked for it (victimFor), before the write
-	// stored it: the write tells storeLocked so, or takes it back
-	// (untell) if it lets go of its lock without storing it.
-	told *entry
 	// counted is whether r's room counts in limits.filing (see take).
 	counted bool
 	// covered is set while makeRoomLocked works for a write that holds
@@ -459,7 +454,7 @@ func (c *Collection) makeRoom(op, id string, dDocs, dBytes int64, r *room) error
 		var err error
 		switch c.lim.policy {
 		case EvictColdest:
-			ok, err = c.evictColdest(nil, id, nil, 0, r)
+			ok, err = c.evictColdest(nil, id, r)
 		case EvictSoonestExpiry:
 			ok, err = c.evictSoonest(nil, id, r)
 		}
@@ -504,13 +499,10 @@ func (c *Collection) makeRoom(op, id string, dDocs, dBytes int64, r *room) error
 // policy says and reserves dDocs and dBytes, counting what r holds, as
 // reserve does. It evicts a document of another shard only if that
 // shard's lock is free (TryLock): to wait for it while holding s.mu could
-// deadlock. fresh is the document written when its id is new (nil
-// otherwise): EvictColdest is told of it with the first victim (r.told);
-// h is the hash of its id.
-// It reports whether the write has its room. If not, the caller lets go
-// of s.mu, reports r.evicted and calls makeRoom, which carries on with
-// what r holds. Either way, what it evicted is in r.evicted.
-func (c *Collection) makeRoomLocked(s *shard, h uint64, id string, fresh *entry, dDocs, dBytes, now int64, r *room) (bool, error) {
+// deadlock. It reports whether the write has its room. If not, the caller
+// lets go of s.mu, reports r.evicted and calls makeRoom, which carries on
+// with what r holds. Either way, what it evicted is in r.evicted.
+func (c *Collection) makeRoomLocked(s *shard, id string, dDocs, dBytes, now int64, r *room) (bool, error) {
 	if c.lim.policy == NoEviction || c.lim.floor.expiredBy(now) {
 		return false, nil
 	}
@@ -521,12 +513,11 @@ func (c *Collection) makeRoomLocked(s *shard, h uint64, id string, fresh *entry,
 		var err error
 		switch c.lim.policy {
 		case EvictColdest:
-			ok, err = c.evictColdest(s, id, fresh, h, r)
+			ok, err = c.evictColdest(s, id, r)
 		case EvictSoonestExpiry:
 			ok, err = c.evictSoonest(s, id, r)
 		}
 		if !ok || err != nil {
-			c.untell(r)
 			r.uncover(&c.lim)
 			return false, err
 		}
@@ -562,16 +553,6 @@ func (c *Collection) sweepForRoom(now int64, enough func() bool) bool {
 	return enough()
 }
 
-// untell takes back r.told, the write's new document that EvictColdest was
-// told of, for a write that does not store it (or not yet). The write's
-// shard lock must be held.
-func (c *Collection) untell(r *room) {
-	if r.told != nil {
-		c.lim.cold.removedOne(r.told)
-		r.told = nil
-	}
-}
-
 // lockOther takes t's lock for a caller that holds held's (nil: none):
 // nothing to take when t is held, and only if it is free (TryLock) when
 // the caller holds another, which must not wait for a second lock. It
@@ -596,21 +577,12 @@ func unlockOther(t, held *shard) {
 
 // evictColdest evicts the document EvictColdest picks, but not the one
 // with the given id, and adds it to r. held is the shard whose lock the
-// caller holds, nil for none; fresh, when not nil, is the write's new
-// document, whose id hashes to h, which the policy is told of with the
-// first victim, if r.told is not set yet. ok is false when there is none to pick, or when the
-// victim's shard is not held and its lock is taken (see lockOther): the
-// victim is then left in r.pick.
-func (c *Collection) evictColdest(held *shard, id string, fresh *entry, h uint64, r *room) (ok bool, err error) {
+// caller holds, nil for none. ok is false when there is none to pick, or
+// when the victim's shard is not held and its lock is taken (see
+// lockOther): the victim is then left in r.pick.
+func (c *Collection) evictColdest(held *shard, id string, r *room) (ok bool, err error) {
 	for {
-		var v *entry // counted in filing if not nil and not covered
-		if fresh != nil && r.told == nil {
-			if v = c.lim.cold.victimFor(fresh, h, !r.covered); v != nil {
-				r.told = fresh
-			}
-		} else {
-			v = c.lim.cold.victim(id, !r.covered)
-		}
+		v := c.lim.cold.victim(id, !r.covered) // counted in filing if not nil and not covered
 		if v == nil {
 			return false, nil
 		}

@@ -478,11 +478,7 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 		// The room made for this write counts as used already.
 		if !c.lim.reserve(dDocs, dBytes, &r) {
 			n := s.docs.len()
-			var fresh *entry
-			if !had {
-				fresh = e
-			}
-			fit, err := c.makeRoomLocked(s, h, id, fresh, dDocs, dBytes, now, &r)
+			fit, err := c.makeRoomLocked(s, id, dDocs, dBytes, now, &r)
 			if !fit {
 				c.lim.stopFiling()
 				s.mu.Unlock()
@@ -512,7 +508,6 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 			// Logged before it is applied: a write the log refuses (a
 			// full disk, a failed disk) changes nothing.
 			if lsn, err = c.d.log.appendPut(e); err != nil {
-				c.untell(&r)
 				c.lim.release(dDocs, dBytes)
 				c.lim.stopFiling()
 				s.mu.Unlock()
@@ -520,7 +515,7 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 				return Document{}, c.failed(&r, err)
 			}
 		}
-		c.storeLocked(s, h, e, exp, ref, oldExp, r.told == e)
+		c.storeLocked(s, h, e, exp, ref, oldExp)
 		c.lim.stopFiling()
 		s.mu.Unlock()
 		c.lim.ended()
@@ -675,11 +670,10 @@ func checkID(f jsonscan.Fields, out []byte) (string, string) {
 }
 
 // storeLocked files e, which expires at exp, in s under the hash h of its
-// id, and tells the eviction policy, unless told says it was told already
-// (see room.told). ref is the table slot of the id's current entry, which
-// expires at oldExp, from lookup; or nil when the id is new. The caller
-// accounts for e's weight. s.mu must be held for writing.
-func (c *Collection) storeLocked(s *shard, h uint64, e *entry, exp int64, ref *atomic.Pointer[entry], oldExp int64, told bool) {
+// id, and tells the eviction policy. ref is the table slot of the id's
+// current entry, which expires at oldExp, from lookup; or nil when the id is
+// new. The caller accounts for e's weight. s.mu must be held for writing.
+func (c *Collection) storeLocked(s *shard, h uint64, e *entry, exp int64, ref *atomic.Pointer[entry], oldExp int64) {
 	if ref != nil {
 		old := ref.Load()
 		if c.lim.cold != nil {
@@ -688,8 +682,8 @@ func (c *Collection) storeLocked(s *shard, h uint64, e *entry, exp int64, ref *a
 		s.unindexLocked(old, oldExp)
 		ref.Store(e) // the same id: replaced in place, no second probe
 	} else {
-		if c.lim.cold != nil && !told {
-			c.lim.cold.added(e, h)
+		if c.lim.cold != nil {
+			c.lim.cold.added(e)
 		}
 		s.docs.put(h, e, c.seed)
 		s.size.Store(int32(s.docs.len()))
@@ -898,7 +892,7 @@ func (c *Collection) Touch(id string) (Document, error) {
 			return Document{}, err
 		}
 	}
-	c.storeLocked(s, h, e, exp, ref, oldExp, false)
+	c.storeLocked(s, h, e, exp, ref, oldExp)
 	s.mu.Unlock()
 	c.noteExpiry(exp)
 	c.views.forget(old)

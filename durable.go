@@ -493,7 +493,7 @@ func (c *Collection) applyPut(e *entry) {
 	// Loaded past any bound: Open enforces it once everything is in.
 	c.lim.docs.Add(dDocs)
 	c.lim.bytes.Add(dBytes)
-	c.storeLocked(s, h, e, e.expiry(def), ref, oldExp, false)
+	c.storeLocked(s, h, e, e.expiry(def), ref, oldExp)
 }
 
 // applyDelete removes the entry with the given id, if any; see applyPut.

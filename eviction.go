@@ -143,21 +143,14 @@ func (p *coldest) climb() {
 // len is the number of documents in the queues.
 func (p *coldest) len() int { return p.window.n + p.probation.n + p.protected.n }
 
-// added tells the policy of a new document, whose id hashes to h with the
-// collection's seed (shardFor): the caller has the hash at hand, and
-// hashing under mu would keep the others waiting longer.
-func (p *coldest) added(e *entry, h uint64) {
+// added tells the policy of a new document.
+func (p *coldest) added(e *entry) {
 	p.mu.Lock()
-	p.addLocked(e, h)
-	p.mu.Unlock()
-}
-
-// addLocked is added with mu held.
-func (p *coldest) addLocked(e *entry, h uint64) {
 	p.sketch.ensure(p.len() + 1)
-	p.sketch.increment(h)
+	p.sketch.increment(p.hash(e))
 	p.insert(e)
 	p.climb()
+	p.mu.Unlock()
 }
 
 // add puts back e, which victim picked but could not be evicted.
@@ -252,27 +245,6 @@ func (p *coldest) detach(e *entry) {
 func (p *coldest) victim(skip string, count bool) *entry {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.victimLocked(skip, count)
-}
-
-// victimFor is victim for a write of e, a new document whose id hashes to
-// h, followed when there is a victim by added(e, h), under one hold of mu: a write at the
-// bound takes the policy's mutex once, not twice, and the policy's state
-// moves between the writers' processors half as often. The caller, which
-// holds e's shard lock, must take e back (removedOne) if it does not store
-// it after all.
-func (p *coldest) victimFor(e *entry, h uint64, count bool) *entry {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	v := p.victimLocked(e.id(), count)
-	if v != nil {
-		p.addLocked(e, h)
-	}
-	return v
-}
-
-// victimLocked is victim with mu held.
-func (p *coldest) victimLocked(skip string, count bool) *entry {
 	// The document with id skip, when met, is set aside and put back at
 	// the tail of its queue at the end, so that the others are looked at.
 	var aside *entry
