@@ -13,8 +13,7 @@ import (
 // floor; and each entry's stored JSON ends at its stamp position with '}'.
 // With no write or SetLimits under way, as tests call it, nothing counts
 // in limits.filing: every write in progress, room held and victim picked
-// was counted out; and under EvictColdest every document is in the
-// policy's queues once, and nothing else is. It takes the locks it needs and is meant for tests
+// was counted out. It takes the locks it needs and is meant for tests
 // (export_test.go exposes it), but costs nothing unless called.
 func (c *Collection) checkInvariants() error {
 	if n := c.lim.filing.Load(); n != 0 {
@@ -23,7 +22,6 @@ func (c *Collection) checkInvariants() error {
 	c.policyMu.RLock()
 	defer c.policyMu.RUnlock()
 	def := c.def.Load()
-	docs := 0
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.RLock()
@@ -31,61 +29,10 @@ func (c *Collection) checkInvariants() error {
 		if f := c.lim.floor.floor.Load(); err == nil && f > s.minExp.Load() {
 			err = fmt.Errorf("shard %d: minimum expiry %d is before the collection's floor %d", i, s.minExp.Load(), f)
 		}
-		if p := c.lim.cold; err == nil && p != nil {
-			p.mu.Lock()
-			s.index.ascend(func(b *bucket) bool {
-				for _, e := range b.items {
-					if e.seg == segNone {
-						err = fmt.Errorf("shard %d: %q is in none of EvictColdest's queues", i, e.id())
-						return false
-					}
-				}
-				return true
-			})
-			p.mu.Unlock()
-		}
-		docs += s.docs.len()
 		s.mu.RUnlock()
 		if err != nil {
 			return err
 		}
-	}
-	if p := c.lim.cold; p != nil {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return p.check(docs)
-	}
-	return nil
-}
-
-// check verifies that EvictColdest's queues hold docs documents, each in
-// one queue once, at the position it records, and that the candidate is in
-// probation. mu must be held.
-func (p *coldest) check(docs int) error {
-	for _, q := range []struct {
-		seg uint8
-		q   *queue
-	}{{segWindow, &p.window}, {segProbation, &p.probation}, {segProtected, &p.protected}} {
-		n := 0
-		for pos := q.q.head; pos != q.q.tail; pos++ {
-			e := q.q.buf[pos&q.q.mask()]
-			if e == nil {
-				continue
-			}
-			if e.seg != q.seg || e.qpos != pos {
-				return fmt.Errorf("EvictColdest: %q is at %d in queue %d but records %d in queue %d", e.id(), pos, q.seg, e.qpos, e.seg)
-			}
-			n++
-		}
-		if n != q.q.n {
-			return fmt.Errorf("EvictColdest: queue %d holds %d documents, counts %d", q.seg, n, q.q.n)
-		}
-	}
-	if p.len() != docs {
-		return fmt.Errorf("EvictColdest: the queues hold %d documents, the collection %d", p.len(), docs)
-	}
-	if p.cand != nil && p.cand.seg != segProbation {
-		return fmt.Errorf("EvictColdest: the candidate %q is in queue %d", p.cand.id(), p.cand.seg)
 	}
 	return nil
 }
