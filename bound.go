@@ -133,6 +133,24 @@ type limits struct {
 	// filing, under an evicting policy, those holding room that eviction
 	// made for them, and EvictColdest's victims picked but not yet
 	// removed: room that no victim a room maker can find stands for.
+	//
+	// A room maker that finds nothing to evict waits while filing is
+	// above 0 (makeRoom), so every count must end without waiting for
+	// anything that could wait for room in turn. Each does, by
+	// construction: a count is held only inside this package's code,
+	// never across a call of user code (OnExpire, OnEvict, a loader, a
+	// value's JSON methods), which may write and so wait for room itself.
+	// A write's own count runs from its reservation to its filing under
+	// its shard's lock. Room evicted for a write is held from the
+	// eviction (take) to the reservation that fills it or to its return
+	// (give); meanwhile the write takes shard locks, the policy's mutex
+	// and the log's, whose holders wait for no room, and it gives the
+	// room back before it waits for room itself. A pick ends when its
+	// victim is evicted or put back, before the write returns. What a
+	// write removes is reported only after all of that, once it holds
+	// nothing (reportEvicted checks), and so are a shrink's removals.
+	// So the goroutines a room maker waits for always go on, and each
+	// end of a count is followed by ended, which wakes it.
 	filing atomic.Int64
 	// filed counts the ends of those: makeRoom looks again if one ended
 	// while it looked for a victim.
@@ -287,6 +305,7 @@ func (c *Collection) shrink(op string) error {
 	c.lim.release(r.docs, r.bytes) // nothing to put in it
 	r.give(&c.lim)
 	c.lim.ended()
+	c.reportEvicted(&r) // holding nothing: OnEvict may write
 	if errors.Is(err, ErrFull) {
 		err = nil // writes are refused until the usage falls
 	}
@@ -304,12 +323,15 @@ type room struct {
 	docs, bytes int64
 	lsn         uint64
 	// evicted and more are the documents removed for the write and not
-	// yet reported (reportEvicted), judged at second now: the first in
-	// evicted (its e nil when there is none), so that a write that
-	// evicts one allocates nothing for it, and the others in more.
-	evicted slot
-	more    []slot
-	now     int64
+	// yet reported (reportEvicted): the first in evicted (its e nil when
+	// there is none), so that a write that evicts one allocates nothing
+	// for it, and the others in more. They are reported once the write
+	// holds nothing, at its end, whatever it made of them.
+	evicted removal
+	more    []removal
+	// now is the second the write's evictions are judged at: an evicted
+	// document expired then goes to OnExpire.
+	now int64
 	// pick is a victim that EvictColdest picked for a write holding its
 	// own shard's lock, which found the victim's shard's lock taken:
 	// makeRoom evicts it once the write has let go of its own.
@@ -323,6 +345,22 @@ type room struct {
 	// additions to a contended cache line. uncover counts what is left
 	// when the write lets go of its lock without filling the room.
 	covered bool
+}
+
+// removal is a document removed for a write, to be reported: to OnExpire
+// if it had expired when it was removed, to OnEvict otherwise.
+type removal struct {
+	slot
+	expired bool
+}
+
+// removed adds a removal to those r reports.
+func (r *room) removed(rm removal) {
+	if r.evicted.e == nil {
+		r.evicted = rm
+	} else {
+		r.more = append(r.more, rm)
+	}
 }
 
 // take adds the room of one evicted document of weight w to r. Until the
@@ -420,19 +458,18 @@ func (r *room) give(l *limits) {
 // makeRoom frees what a write of dDocs more documents and dBytes more
 // weight to the document with the given id needs (beyond what r holds
 // already): expired documents first, then live ones as the policy says,
-// never the document id itself. What it frees is added to r. dDocs and
-// dBytes of -1 (shrink) ask for the usage to come within the bounds. It
-// holds no lock when called, and takes one shard's lock at a time. It
-// reports what it removed before it returns. It returns ErrFull when no
-// room can be made.
+// never the document id itself. What it frees is added to r,
+// and what it removes to r's removals, which the caller reports once it
+// holds nothing (reportEvicted). dDocs and dBytes of -1 (shrink) ask for
+// the usage to come within the bounds. It holds no lock when called, and
+// takes one shard's lock at a time. It returns ErrFull when no room can
+// be made.
 func (c *Collection) makeRoom(op, id string, dDocs, dBytes int64, r *room) error {
 	if v := r.pick; v != nil {
 		// Picked by makeRoomLocked, when nothing had expired: evict it
 		// as that would have.
 		r.pick = nil
-		_, err := c.evictPicked(nil, v, r)
-		c.reportEvicted(r)
-		if err != nil {
+		if _, err := c.evictPicked(nil, v, r); err != nil {
 			return err
 		}
 	}
@@ -441,7 +478,7 @@ func (c *Collection) makeRoom(op, id string, dDocs, dBytes int64, r *room) error
 		enough = func() bool { return c.lim.within(r) }
 	}
 	now := c.now()
-	if c.sweepForRoom(now, enough) {
+	if c.sweepForRoom(now, enough, r) {
 		return nil // the caller reserves it, if no other writer did first
 	}
 	if c.lim.policy == NoEviction {
@@ -458,7 +495,6 @@ func (c *Collection) makeRoom(op, id string, dDocs, dBytes int64, r *room) error
 		case EvictSoonestExpiry:
 			ok, err = c.evictSoonest(nil, id, r)
 		}
-		c.reportEvicted(r)
 		if err != nil {
 			return err
 		}
@@ -497,11 +533,12 @@ func (c *Collection) makeRoom(op, id string, dDocs, dBytes int64, r *room) error
 // it, which spares the write a second lookup of its id: when nothing has
 // expired (the floor says so) and the policy evicts, it evicts as the
 // policy says and reserves dDocs and dBytes, counting what r holds, as
-// reserve does. It evicts a document of another shard only if that
-// shard's lock is free (TryLock): to wait for it while holding s.mu could
-// deadlock. It reports whether the write has its room. If not, the caller
-// lets go of s.mu, reports r.evicted and calls makeRoom, which carries on
-// with what r holds. Either way, what it evicted is in r.evicted.
+// reserve does. It
+// evicts a document of another shard only if that shard's lock is free
+// (TryLock): to wait for it while holding s.mu could deadlock. It reports
+// whether the write has its room. If not, the caller lets go of s.mu and
+// calls makeRoom, which carries on with what r holds. Either way, what it
+// evicted is in r's removals, to be reported at the write's end.
 func (c *Collection) makeRoomLocked(s *shard, id string, dDocs, dBytes, now int64, r *room) (bool, error) {
 	if c.lim.policy == NoEviction || c.lim.floor.expiredBy(now) {
 		return false, nil
@@ -530,8 +567,9 @@ func (c *Collection) makeRoomLocked(s *shard, id string, dDocs, dBytes, now int6
 
 // sweepForRoom sweeps expired documents, a batch at a time, until enough
 // reports true or none is left expired at second now, and returns what
-// enough then reports.
-func (c *Collection) sweepForRoom(now int64, enough func() bool) bool {
+// enough then reports. What it sweeps is added to r's removals, to be
+// reported once the write holds nothing: r may hold room already.
+func (c *Collection) sweepForRoom(now int64, enough func() bool, r *room) bool {
 	if enough() {
 		return true
 	}
@@ -544,7 +582,10 @@ func (c *Collection) sweepForRoom(now int64, enough func() bool) bool {
 	for i := range c.shards {
 		s := &c.shards[i]
 		for isExpired(s.minExp.Load(), now) {
-			c.sweepOnce(s, now, &b)
+			for _, sl := range c.sweepBatch(s, now, &b) {
+				r.removed(removal{slot: sl, expired: true})
+			}
+			b.clear()
 			if enough() {
 				return true
 			}
@@ -727,18 +768,16 @@ func (c *Collection) evictLocked(s *shard, h uint64, v *entry, exp int64, r *roo
 	}
 	// The policy took v out of its queues when it picked it.
 	c.unfileLocked(s, h, v, exp)
-	if r.evicted.e == nil {
-		r.evicted = slot{e: v, exp: exp}
-	} else {
-		r.more = append(r.more, slot{e: v, exp: exp})
-	}
+	r.removed(removal{slot: slot{e: v, exp: exp}, expired: isExpired(exp, r.now)})
 	return nil
 }
 
-// reportEvicted reports the documents evicted for r: to OnExpire those
-// that had expired at second r.now (they could be swept), to OnEvict the
-// others. No lock may be held. It costs a write that evicted nothing a
-// comparison (it is inlined).
+// reportEvicted reports the documents removed for r: to OnExpire those
+// swept, or evicted once expired, to OnEvict the others. The caller must
+// hold no lock, and r no room, pick or cover, nor may the caller's own
+// write count in limits.filing: the callbacks may write, and wait for room
+// (see limits.filing). It costs a write that removed nothing a comparison
+// (it is inlined).
 func (c *Collection) reportEvicted(r *room) {
 	if r.evicted.e != nil {
 		c.reportEvictions(r)
@@ -746,27 +785,31 @@ func (c *Collection) reportEvicted(r *room) {
 }
 
 func (c *Collection) reportEvictions(r *room) {
-	c.reportEvictedOne(r.evicted, r.now)
-	r.evicted = slot{}
-	for _, sl := range r.more {
-		c.reportEvictedOne(sl, r.now)
+	if r.counted || r.covered || r.pick != nil || r.held() != 0 {
+		// A callback that waited for room now could wait forever.
+		panic("ttlstore: internal error: reporting evictions while holding room")
+	}
+	c.reportEvictedOne(r.evicted)
+	r.evicted = removal{}
+	for _, rm := range r.more {
+		c.reportEvictedOne(rm)
 	}
 	clear(r.more)
 	r.more = r.more[:0]
 }
 
-func (c *Collection) reportEvictedOne(sl slot, now int64) {
-	c.views.forget(sl.e)
-	if isExpired(sl.exp, now) {
+func (c *Collection) reportEvictedOne(rm removal) {
+	c.views.forget(rm.e)
+	if rm.expired {
 		c.swept.Add(1)
 		if c.onExpire != nil {
-			c.onExpire(Document(sl))
+			c.onExpire(Document(rm.slot))
 		}
 		return
 	}
 	c.lim.evicted.Add(1)
-	c.lim.evictedBytes.Add(uint64(weigh(sl.e)))
+	c.lim.evictedBytes.Add(uint64(weigh(rm.e)))
 	if c.onEvict != nil {
-		c.onEvict(Document(sl))
+		c.onEvict(Document(rm.slot))
 	}
 }

@@ -91,9 +91,13 @@ type Options struct {
 	// a write that reuses the id of an expired document. It is called
 	// without any lock held, on the goroutine doing the removal (the
 	// background sweeper, or the caller of Sweep, SetDefaultTTL or the
-	// write), one document at a time. It may call the Collection's methods,
+	// write), one document at a time. It may call any of the Collection's
+	// methods, writes that need room at MaxDocuments or MaxBytes included,
 	// except Close from the background sweeper's goroutine, which would wait
-	// for itself. Explicit deletes are not reported.
+	// for itself: a call that reports holds no lock and no room a write
+	// could wait for. A write reports what it removed at its end, after it
+	// stored its own document (or gave up). Explicit deletes are not
+	// reported.
 	OnExpire func(Document)
 
 	// MaxDocuments bounds how many documents the collection holds, expired
@@ -121,9 +125,12 @@ type Options struct {
 	// removed to make room under MaxDocuments or MaxBytes, with the same
 	// rules as OnExpire: without any lock held, on the goroutine doing the
 	// removal (the writer, or the caller of SetLimits or Open), one
-	// document at a time. A write reports what it evicted before it
-	// returns, and may already have stored its own document by then (a
-	// Read of it may find it). Expired documents removed to make room are
+	// document at a time; it may call any of the Collection's methods,
+	// writes that need room included (they evict, or are refused with
+	// ErrFull, as from any goroutine). A write reports what it evicted at
+	// its end, before it returns: once its own document is stored (a Read
+	// of it finds it), or once it has given up and given back the room
+	// its evictions made. Expired documents removed to make room are
 	// reported to OnExpire, not here.
 	OnEvict func(Document)
 
@@ -483,7 +490,6 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 				c.lim.stopFiling()
 				s.mu.Unlock()
 				c.lim.ended()
-				c.reportEvicted(&r)
 				if err == nil {
 					err = c.makeRoom(op, id, dDocs, dBytes, &r)
 				}
@@ -537,16 +543,19 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 }
 
 // failed returns err, the error of a write that changed nothing, after
-// reporting the evictions made for it that are not yet reported, giving
-// back their room and waiting for their log records: they stand, whether
+// giving back the room evicted for it, reporting what was removed for it
+// and waiting for the log records of those removals: they stand, whether
 // or not the write does. A failure to sync them is returned instead.
 func (c *Collection) failed(r *room, err error) error {
-	c.reportEvicted(r)
 	if r.held() != 0 {
 		c.lim.release(r.docs, r.bytes)
 		r.give(&c.lim)
-		c.lim.ended()
 	}
+	// Whether or not r held room, makeRoom may have ended a pick's
+	// count: tell a room maker that waits for it (one atomic load when
+	// none does).
+	c.lim.ended()
+	c.reportEvicted(r) // holding nothing: OnEvict and OnExpire may write
 	if r.lsn != 0 {
 		if serr := c.synced(r.lsn); serr != nil {
 			return serr
