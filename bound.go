@@ -25,6 +25,19 @@ import (
 // Options.MaxDocuments or Options.MaxBytes. Whatever the policy, expired
 // documents not yet swept are removed first (and reported to OnExpire): they
 // are gone already, as far as any reader can tell.
+//
+// A write evicts only when evicting what the policy may evict would make
+// its room; otherwise it is refused with ErrFull and evicts nothing. So a
+// write refused, or failing for another reason, leaves evictions behind it
+// only in a race: while it made room, with its shard's lock let go, other
+// calls ran that took its victims or the room they left (concurrent writes
+// making room or filling it with documents that cannot expire, a SetLimits
+// lowering the bounds, a SetDefaultTTL making documents unable to expire),
+// or changed its id (ErrConflict, ErrNotFound, ErrPreconditionFailed on its
+// next look); or a durable collection's log failed (ErrIO). Those
+// evictions stand, and are reported as any others. A write that runs
+// alone, with no other call at the same time, is refused before it evicts
+// anything.
 type EvictionPolicy uint8
 
 const (
@@ -52,8 +65,11 @@ const (
 	// EvictSoonestExpiry evicts the documents that would expire soonest,
 	// as Redis's volatile-ttl does: a session cache that must shed load
 	// loses the sessions closest to their end. Documents that cannot
-	// expire are never evicted; when only they are left, the write is
-	// refused with ErrFull, as under NoEviction.
+	// expire are never evicted; when they leave no room for the write,
+	// even with every other document evicted, the write is refused with
+	// ErrFull, as under NoEviction, and evicts nothing. (A write that
+	// replaces the id's document does not count that one among those it
+	// may evict.)
 	EvictSoonestExpiry
 )
 
@@ -125,6 +141,17 @@ type limits struct {
 	// expired ones not yet swept included.
 	docs  atomic.Int64
 	bytes atomic.Int64
+	// fixedDocs and fixedBytes are, under EvictSoonestExpiry (0 under
+	// the other policies), the documents stored that cannot expire and
+	// their weight: what eviction can never take away, so that a write
+	// can tell before it evicts whether evicting could make its room
+	// (canMake). They are kept where documents enter and leave the
+	// expiry index (storeLocked, unfileLocked; redefineLocked recounts
+	// them), under the document's shard lock. They cost a write of a
+	// document that can expire one comparison, and a write or removal
+	// of one that cannot two atomic additions here.
+	fixedDocs  atomic.Int64
+	fixedBytes atomic.Int64
 
 	// roomMu is held by a writer that found nothing to evict while it
 	// decides to wait (makeRoom), and by those that wake it (ended).
@@ -231,6 +258,42 @@ func (l *limits) release(dDocs, dBytes int64) {
 	l.bytes.Add(-dBytes)
 }
 
+// canMake reports whether evicting every document the policy may evict
+// for a write but the write's own (under EvictSoonestExpiry those that can
+// expire, under EvictColdest all) would leave room for it: dDocs more
+// documents and dBytes more weight, pinned being the weight the write
+// leaves that the policy may not evict for it (its document's, less the
+// weight of the id's current document if that is counted in fixedBytes).
+// A write for which it is false is refused before it evicts anything. It
+// counts the room held by other writes, and their reservations, as if
+// eviction could free it: alone, a write for which it is true goes in;
+// with others under way, which may fill that room with documents that
+// cannot expire or evict the same victims first, it may still be refused
+// after its evictions (see EvictionPolicy). It costs four atomic loads.
+func (l *limits) canMake(dDocs, dBytes, pinned int64) bool {
+	var fixedDocs, fixedBytes int64
+	if l.policy == EvictSoonestExpiry {
+		fixedDocs, fixedBytes = l.fixedDocs.Load(), l.fixedBytes.Load()
+	}
+	if max := l.maxDocs.Load(); max > 0 && dDocs > 0 && fixedDocs+dDocs > max {
+		return false
+	}
+	if max := l.maxBytes.Load(); max > 0 && dBytes > 0 && fixedBytes+pinned > max {
+		return false
+	}
+	return true
+}
+
+// pin adds n (1 or -1) times e, filed to expire at exp, to fixedDocs and
+// fixedBytes if it cannot expire, under EvictSoonestExpiry. The caller
+// holds e's shard's lock.
+func (l *limits) pin(e *entry, exp int64, n int64) {
+	if exp == neverExpires && l.policy == EvictSoonestExpiry {
+		l.fixedDocs.Add(n)
+		l.fixedBytes.Add(n * weigh(e))
+	}
+}
+
 // fullError is ErrFull for a write of dDocs documents and dBytes of weight.
 func (l *limits) fullError(op, id string, dDocs, dBytes int64) error {
 	var detail string
@@ -243,7 +306,7 @@ func (l *limits) fullError(op, id string, dDocs, dBytes int64) error {
 			strconv.FormatInt(dBytes, 10) + " more"
 	}
 	if l.policy == EvictSoonestExpiry {
-		detail += "; no document left can expire"
+		detail += "; the documents that cannot expire leave no room for it"
 	}
 	return newErrorDetail(op, id, ErrFull, detail)
 }
@@ -301,7 +364,7 @@ func (c *Collection) SetLimits(maxDocuments int, maxBytes int64) error {
 // allows.
 func (c *Collection) shrink(op string) error {
 	var r room
-	err := c.makeRoom(op, "", -1, -1, &r)
+	err := c.makeRoom(op, "", -1, -1, 0, &r)
 	c.lim.release(r.docs, r.bytes) // nothing to put in it
 	r.give(&c.lim)
 	c.lim.ended()
@@ -458,13 +521,14 @@ func (r *room) give(l *limits) {
 // makeRoom frees what a write of dDocs more documents and dBytes more
 // weight to the document with the given id needs (beyond what r holds
 // already): expired documents first, then live ones as the policy says,
-// never the document id itself. What it frees is added to r,
+// never the document id itself, and none when evicting all it may would
+// not make the room (canMake, with pinned). What it frees is added to r,
 // and what it removes to r's removals, which the caller reports once it
 // holds nothing (reportEvicted). dDocs and dBytes of -1 (shrink) ask for
 // the usage to come within the bounds. It holds no lock when called, and
 // takes one shard's lock at a time. It returns ErrFull when no room can
 // be made.
-func (c *Collection) makeRoom(op, id string, dDocs, dBytes int64, r *room) error {
+func (c *Collection) makeRoom(op, id string, dDocs, dBytes, pinned int64, r *room) error {
 	if v := r.pick; v != nil {
 		// Picked by makeRoomLocked, when nothing had expired: evict it
 		// as that would have.
@@ -486,6 +550,11 @@ func (c *Collection) makeRoom(op, id string, dDocs, dBytes int64, r *room) error
 	}
 	r.now = now
 	for !enough() {
+		if !c.lim.canMake(dDocs, dBytes, pinned) {
+			// Evicting all that may be evicted would not make the
+			// room: refuse before evicting (more).
+			return c.lim.fullError(op, id, dDocs-r.docs, dBytes-r.bytes)
+		}
 		filed := c.lim.filed.Load()
 		var ok bool
 		var err error
@@ -531,16 +600,16 @@ func (c *Collection) makeRoom(op, id string, dDocs, dBytes int64, r *room) error
 // makeRoomLocked is makeRoom for a write at second now that holds s.mu,
 // the lock of its id's shard, as far as it can go without letting go of
 // it, which spares the write a second lookup of its id: when nothing has
-// expired (the floor says so) and the policy evicts, it evicts as the
-// policy says and reserves dDocs and dBytes, counting what r holds, as
-// reserve does. It
+// expired (the floor says so), the policy evicts and evicting can make
+// the room (canMake, with pinned), it evicts as the policy says and
+// reserves dDocs and dBytes, counting what r holds, as reserve does. It
 // evicts a document of another shard only if that shard's lock is free
 // (TryLock): to wait for it while holding s.mu could deadlock. It reports
 // whether the write has its room. If not, the caller lets go of s.mu and
 // calls makeRoom, which carries on with what r holds. Either way, what it
 // evicted is in r's removals, to be reported at the write's end.
-func (c *Collection) makeRoomLocked(s *shard, id string, dDocs, dBytes, now int64, r *room) (bool, error) {
-	if c.lim.policy == NoEviction || c.lim.floor.expiredBy(now) {
+func (c *Collection) makeRoomLocked(s *shard, id string, dDocs, dBytes, pinned, now int64, r *room) (bool, error) {
+	if c.lim.policy == NoEviction || c.lim.floor.expiredBy(now) || !c.lim.canMake(dDocs, dBytes, pinned) {
 		return false, nil
 	}
 	r.now = now

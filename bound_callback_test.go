@@ -2,6 +2,7 @@ package ttlstore_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -19,7 +20,8 @@ import (
 // The bounded mode where it meets user callbacks (issue 23): OnExpire,
 // OnEvict, ReadOrLoad's loader and the Typed view's callbacks may call
 // every method of their collection, writes that need room included, in
-// every mode.
+// every mode; and a write that evicting cannot make room for is refused
+// before it evicts anything.
 
 // cbDeadline bounds the real time a scenario may take. It only detects a
 // deadlock: every scenario is driven by a mock clock and ManualSweep, and
@@ -334,5 +336,145 @@ func TestBoundOnEvictWriteNoDeadlock(t *testing.T) {
 				assert.Equal(t, want, ids(c))
 			})
 		}
+	}
+}
+
+// TestBoundRefusedWriteEvictsNothing is issue 23, case 2: under
+// EvictSoonestExpiry, a write that evicting every document that can
+// expire would not make room for is refused with ErrFull before anything
+// is evicted (a rejected write changes nothing); one that evicting can
+// make room for goes in. Under EvictColdest every document but the one
+// written may be evicted, so such a write always goes in.
+//
+// The races in which evictions still stand behind a failed write (see
+// EvictionPolicy) are not forced here: their window runs from a write's
+// first eviction to its retaking its shard's lock, and nothing the public
+// API lets a test run (a callback, a clock read) runs in it without that
+// lock or that room held, so another call made from there to win the race
+// would wait for the write instead. TestModel checks the other half on
+// random histories, one call at a time: a refused write never evicted.
+func TestBoundRefusedWriteEvictsNothing(t *testing.T) {
+	pad := strings.Repeat("p", 400)
+	e := `{"id":"e","ttl":100}`                  // can expire
+	n := `{"id":"n","ttl":-1,"p":"` + pad + `"}` // cannot
+	tests := []struct {
+		name   string
+		policy ttlstore.EvictionPolicy
+		docs   []string // stored first, in order
+		// maxBytes is the sum of the weights of these (indexes into
+		// docs, or -1 for the write's document); maxDocs is a bound.
+		maxBytes []int
+		maxDocs  int
+		op       string // Create or Upsert
+		write    string
+		// full: refused with ErrFull; evicted: what it evicts otherwise
+		// (nil: not checked).
+		full    bool
+		evicted []string
+	}{
+		{
+			name: "the report", policy: ttlstore.EvictSoonestExpiry,
+			docs: []string{e, n}, maxBytes: []int{0, 1},
+			op: "Create", write: `{"id":"b","ttl":-1,"p":"` + pad + `"}`, full: true,
+		},
+		{
+			name: "the report, Upsert", policy: ttlstore.EvictSoonestExpiry,
+			docs: []string{e, n}, maxBytes: []int{0, 1},
+			op: "Upsert", write: `{"id":"b","ttl":50,"p":"` + pad + `"}`, full: true,
+		},
+		{
+			name: "two that can expire are not enough", policy: ttlstore.EvictSoonestExpiry,
+			docs: []string{e, `{"id":"f","ttl":200}`, n}, maxBytes: []int{0, 1, 2},
+			op: "Create", write: `{"id":"b","ttl":-1,"p":"` + pad[:200] + `"}`, full: true,
+		},
+		{
+			name: "an overwrite of one that cannot expire", policy: ttlstore.EvictSoonestExpiry,
+			docs: []string{e, n, `{"id":"m"}`}, maxBytes: []int{0, 1, 2},
+			op: "Upsert", write: `{"id":"n","ttl":-1,"p":"` + pad + pad[:150] + `"}`, full: true,
+		},
+		{
+			name: "an overwrite of the one that can expire", policy: ttlstore.EvictSoonestExpiry,
+			docs: []string{e, n}, maxBytes: []int{0, 1},
+			op: "Upsert", write: `{"id":"e","ttl":100,"p":"` + pad + `"}`, full: true,
+		},
+		{
+			name: "MaxDocuments: evicting makes room", policy: ttlstore.EvictSoonestExpiry,
+			docs: []string{`{"id":"m"}`, e, n}, maxDocs: 3,
+			op: "Create", write: `{"id":"b","ttl":-1}`, evicted: []string{"e"},
+		},
+		{
+			name: "evicting makes room", policy: ttlstore.EvictSoonestExpiry,
+			docs: []string{e, `{"id":"f","ttl":200,"p":"` + pad + `"}`, n}, maxBytes: []int{0, 1, 2},
+			op: "Create", write: `{"id":"b","ttl":-1,"p":"` + pad + `"}`, evicted: []string{"e", "f"},
+		},
+		{
+			name: "EvictColdest evicts what cannot expire", policy: ttlstore.EvictColdest,
+			docs: []string{e, n}, maxBytes: []int{0, 1},
+			op: "Create", write: `{"id":"b","ttl":-1,"p":"` + pad + `"}`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var evicted bndEvictions
+			c, _ := newCollection(t, ttlstore.Options{
+				DefaultTTL: ttlstore.TTL(ttlstore.Never),
+				Eviction:   tt.policy,
+				OnEvict:    evicted.add,
+			})
+			var maxBytes int64
+			weights := make([]int64, len(tt.docs))
+			for i, doc := range tt.docs {
+				weights[i] = upsert(t, c, doc).Weight()
+			}
+			for _, i := range tt.maxBytes {
+				maxBytes += weights[i]
+			}
+			if tt.name == "the report" {
+				// The weights the report gives.
+				require.Equal(t, []int64{144, 544}, weights)
+				require.Equal(t, int64(544), bndWeight(t, []byte(tt.write)))
+			}
+			if tt.full {
+				// The premise: the write is not too large, but the
+				// documents that cannot expire, other than its id's,
+				// leave no room for it.
+				var write struct{ ID string }
+				require.NoError(t, json.Unmarshal([]byte(tt.write), &write))
+				w := bndWeight(t, []byte(tt.write))
+				require.LessOrEqual(t, w, maxBytes, "too large")
+				fixed := w
+				for d := range c.All() {
+					if _, ok := d.ExpiresAt(); !ok && d.ID() != write.ID {
+						fixed += d.Weight()
+					}
+				}
+				require.Greater(t, fixed, maxBytes, "evicting all that can expire makes room")
+			}
+			require.NoError(t, c.SetLimits(tt.maxDocs, maxBytes))
+			require.Zero(t, evicted.count(), "SetLimits evicted")
+			before := bndStateOf(c)
+			var err error
+			switch tt.op {
+			case "Create":
+				_, err = c.Create([]byte(tt.write))
+			case "Upsert":
+				_, err = c.Upsert([]byte(tt.write))
+			}
+			if tt.full {
+				require.ErrorIs(t, err, ttlstore.ErrFull)
+				assert.Empty(t, evicted.ids(), "a refused write evicted")
+				assert.Equal(t, before, bndStateOf(c), "a refused write changed the collection")
+				st := c.Stats()
+				assert.Zero(t, st.Evicted)
+				assert.Equal(t, uint64(1), st.Refused)
+				return
+			}
+			require.NoError(t, err)
+			if tt.evicted != nil {
+				got := evicted.ids()
+				slicesSort(got)
+				assert.Equal(t, tt.evicted, got)
+			}
+		})
 	}
 }

@@ -130,8 +130,9 @@ type Options struct {
 	// ErrFull, as from any goroutine). A write reports what it evicted at
 	// its end, before it returns: once its own document is stored (a Read
 	// of it finds it), or once it has given up and given back the room
-	// its evictions made. Expired documents removed to make room are
-	// reported to OnExpire, not here.
+	// its evictions made. A refused write has evicted nothing, but in the
+	// races EvictionPolicy lists. Expired documents removed to make room
+	// are reported to OnExpire, not here.
 	OnEvict func(Document)
 
 	// Sync is a durable collection's policy for syncing its log: the zero
@@ -484,14 +485,21 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 		c.lim.startFiling()
 		// The room made for this write counts as used already.
 		if !c.lim.reserve(dDocs, dBytes, &r) {
+			// pinned is what the write leaves that the policy may not
+			// evict for it (see canMake): its own document, which
+			// takes the place of the id's current one, if any.
+			pinned := w
+			if had && oldExp == neverExpires && c.lim.policy == EvictSoonestExpiry {
+				pinned -= weigh(old) // counted in fixedBytes
+			}
 			n := s.docs.len()
-			fit, err := c.makeRoomLocked(s, id, dDocs, dBytes, now, &r)
+			fit, err := c.makeRoomLocked(s, id, dDocs, dBytes, pinned, now, &r)
 			if !fit {
 				c.lim.stopFiling()
 				s.mu.Unlock()
 				c.lim.ended()
 				if err == nil {
-					err = c.makeRoom(op, id, dDocs, dBytes, &r)
+					err = c.makeRoom(op, id, dDocs, dBytes, pinned, &r)
 				}
 				if err != nil {
 					if errors.Is(err, ErrFull) {
@@ -545,7 +553,10 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 // failed returns err, the error of a write that changed nothing, after
 // giving back the room evicted for it, reporting what was removed for it
 // and waiting for the log records of those removals: they stand, whether
-// or not the write does. A failure to sync them is returned instead.
+// or not the write does. (A write refuses before it evicts when evicting
+// cannot make its room; evictions stand behind a failed write only when
+// other calls ran at the same time, or the log failed: see
+// EvictionPolicy.) A failure to sync them is returned instead.
 func (c *Collection) failed(r *room, err error) error {
 	if r.held() != 0 {
 		c.lim.release(r.docs, r.bytes)
@@ -681,7 +692,9 @@ func checkID(f jsonscan.Fields, out []byte) (string, string) {
 // storeLocked files e, which expires at exp, in s under the hash h of its
 // id, and tells the eviction policy. ref is the table slot of the id's
 // current entry, which expires at oldExp, from lookup; or nil when the id is
-// new. The caller accounts for e's weight. s.mu must be held for writing.
+// new. The caller accounts for e's weight in the usage; storeLocked counts
+// it among the documents that cannot expire (limits.pin). s.mu must be held
+// for writing.
 func (c *Collection) storeLocked(s *shard, h uint64, e *entry, exp int64, ref *atomic.Pointer[entry], oldExp int64) {
 	if ref != nil {
 		old := ref.Load()
@@ -689,6 +702,7 @@ func (c *Collection) storeLocked(s *shard, h uint64, e *entry, exp int64, ref *a
 			c.lim.cold.replaced(old, e)
 		}
 		s.unindexLocked(old, oldExp)
+		c.lim.pin(old, oldExp, -1)
 		ref.Store(e) // the same id: replaced in place, no second probe
 	} else {
 		if c.lim.cold != nil {
@@ -698,6 +712,7 @@ func (c *Collection) storeLocked(s *shard, h uint64, e *entry, exp int64, ref *a
 		s.size.Store(int32(s.docs.len()))
 	}
 	s.indexLocked(e, exp)
+	c.lim.pin(e, exp, 1)
 	c.lim.floor.lower(exp)
 }
 
@@ -857,11 +872,13 @@ func (c *Collection) deleteLocked(s *shard, h uint64, e *entry, exp int64) {
 }
 
 // unfileLocked is deleteLocked but for the usage, where e's room stays
-// counted, and the eviction policy, which is not told.
+// counted (but for limits.pin's), and the eviction policy, which is not
+// told.
 func (c *Collection) unfileLocked(s *shard, h uint64, e *entry, exp int64) {
 	s.docs.remove(h, e)
 	s.size.Store(int32(s.docs.len()))
 	s.unindexLocked(e, exp)
+	c.lim.pin(e, exp, -1)
 }
 
 // Touch rewrites the live document with the given id unchanged but for a new
@@ -1174,7 +1191,26 @@ func (c *Collection) redefineLocked(purgeDef, def int32, now int64) []slot {
 	if c.lim.cold != nil {
 		c.lim.cold.removed(purged)
 	}
+	c.recountFixedLocked()
 	return purged
+}
+
+// recountFixedLocked sets limits.fixedDocs and fixedBytes to the
+// documents that cannot expire, as the expiry index files them, under
+// EvictSoonestExpiry. Every shard's lock must be held.
+func (c *Collection) recountFixedLocked() {
+	if c.lim.policy != EvictSoonestExpiry {
+		return
+	}
+	var docs, bytes int64
+	for i := range c.shards {
+		for _, e := range c.shards[i].index.never.items {
+			docs++
+			bytes += weigh(e)
+		}
+	}
+	c.lim.fixedDocs.Store(docs)
+	c.lim.fixedBytes.Store(bytes)
 }
 
 // Close stops the background sweeper and waits for it to finish the batch

@@ -153,7 +153,9 @@
 //     (W-TinyLFU, as in Caffeine and otter): a cache keeps its hot set.
 //     Every write is stored and readable at once.
 //   - EvictSoonestExpiry evicts the documents nearest their expiry, and
-//     never one that cannot expire (Redis's volatile-ttl).
+//     never one that cannot expire (Redis's volatile-ttl); a write that
+//     evicting them all could not make room for is refused with ErrFull,
+//     before it evicts anything.
 //
 // Evicted documents are reported to Options.OnEvict, once each, with no lock
 // or room held, at the end of the write that evicted them, before it
