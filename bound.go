@@ -19,7 +19,12 @@ import (
 // and goes on. Otherwise it releases its shard's lock and makes room
 // (makeRoom): it sweeps expired documents first, then evicts as the policy
 // says, then tries again. Eviction never waits for a lock while it holds
-// another, so it cannot deadlock with writers.
+// another, so it cannot deadlock with writers. Before it evicts, a write
+// checks that evicting all the policy may evict could make its room
+// (canMake), so that a write refused evicts nothing, but in races. What a
+// write sweeps and evicts is reported to OnExpire and OnEvict at its end,
+// once it holds no room, so that those may write in turn (see
+// limits.filing).
 
 // EvictionPolicy says what a write does when the collection is at
 // Options.MaxDocuments or Options.MaxBytes. Whatever the policy, expired

@@ -115,6 +115,37 @@ type cbDoc struct {
 	P   string `json:"p,omitempty"`
 }
 
+// cbJSON is a Typed view's document whose JSON methods are callbacks:
+// while cbJSONHook is set, they call it with the document's id. (Tests
+// do not run in parallel.)
+type cbJSON struct {
+	ID  string `json:"id"`
+	TTL int32  `json:"ttl,omitempty"`
+}
+
+var cbJSONHook func(id string)
+
+// MarshalJSON calls the hook, then marshals j as a plain struct.
+func (j cbJSON) MarshalJSON() ([]byte, error) {
+	if cbJSONHook != nil {
+		cbJSONHook(j.ID)
+	}
+	type plain cbJSON
+	return json.Marshal(plain(j))
+}
+
+// UnmarshalJSON unmarshals as a plain struct, then calls the hook.
+func (j *cbJSON) UnmarshalJSON(b []byte) error {
+	type plain cbJSON
+	if err := json.Unmarshal(b, (*plain)(j)); err != nil {
+		return err
+	}
+	if cbJSONHook != nil {
+		cbJSONHook(j.ID)
+	}
+	return nil
+}
+
 // cbReenter is what every callback of the matrix does with the document
 // id it was given: it calls the collection's methods, first a write that
 // needs room at the bound (a document that cannot expire, so that it is
@@ -167,7 +198,7 @@ func cbReenter(c *ttlstore.Collection, tv *ttlstore.Typed[cbDoc], log *cbLog, wh
 // error its situation calls for, and the collection must be within its
 // bound at the end.
 func TestBoundCallbacksMayWrite(t *testing.T) {
-	callbacks := []string{"OnExpire", "OnEvict", "ReadOrLoad", "Typed.ReadOrLoad", "Typed.Query"}
+	callbacks := []string{"OnExpire", "OnEvict", "ReadOrLoad", "Typed.ReadOrLoad", "Typed.Query", "Typed JSON methods"}
 	for _, cb := range callbacks {
 		for _, policy := range bndPolicies {
 			for _, mode := range cbModes {
@@ -201,6 +232,10 @@ func cbHistory(t *testing.T, cb string, policy ttlstore.EvictionPolicy, mode str
 	}
 	c = cbOpen(t, mode, opts)
 	tv = ttlstore.NewTyped[cbDoc](c)
+	if cb == "Typed JSON methods" {
+		cbJSONHook = func(id string) { cbReenter(c, tv, &log, "typed JSON", id) }
+		t.Cleanup(func() { cbJSONHook = nil })
+	}
 
 	// A document written and deleted leaves the floor of expiries at its
 	// own: once the clock passes it, a write at the bound makes room
@@ -246,6 +281,13 @@ func cbHistory(t *testing.T, cb string, policy ttlstore.EvictionPolicy, mode str
 		log.check("Typed.Query "+v.ID, err)
 	}
 
+	// Writes and reads of values whose JSON methods call back.
+	tj := ttlstore.NewTyped[cbJSON](c)
+	_, err = tj.Upsert(cbJSON{ID: "j", TTL: 500})
+	log.check("Typed.Upsert j", err, full...)
+	_, err = tj.Read("j")
+	log.check("Typed.Read j", err, ttlstore.ErrNotFound)
+
 	// A lowered bound, which evicts on the caller's goroutine.
 	log.check("SetLimits(1, 0)", c.SetLimits(1, 0))
 	// Expiry of what is left, by Sweep.
@@ -274,7 +316,7 @@ func cbHistory(t *testing.T, cb string, policy ttlstore.EvictionPolicy, mode str
 	switch {
 	case cb == "OnEvict" && policy != ttlstore.NoEviction,
 		cb == "OnExpire",
-		cb == "ReadOrLoad", cb == "Typed.ReadOrLoad", cb == "Typed.Query":
+		cb == "ReadOrLoad", cb == "Typed.ReadOrLoad", cb == "Typed.Query", cb == "Typed JSON methods":
 		assert.NotEmpty(t, events, "the callback was never called")
 	}
 }
