@@ -541,10 +541,13 @@ func (c *Collection) sweepForRoom(now int64, enough func() bool) bool {
 		return false
 	}
 	var b sweepBuffers
+	defer c.reportHeld(&b)
 	for i := range c.shards {
 		s := &c.shards[i]
 		for isExpired(s.minExp.Load(), now) {
-			c.sweepOnce(s, now, &b)
+			if _, ok := c.sweepOnce(s, now, &b); !ok {
+				return enough()
+			}
 			if enough() {
 				return true
 			}

@@ -184,12 +184,12 @@ func (d *durable) load(c *Collection, policy SyncPolicy) error {
 		return err
 	}
 	base := uint64(1)
-	var etag uint64
+	var etag, seq uint64
 	var snapSize int64
 	found := false
 	if len(snaps) > 0 {
 		base = snaps[len(snaps)-1]
-		if etag, snapSize, err = d.loadSnapshot(c, base); err != nil {
+		if etag, seq, snapSize, err = d.loadSnapshot(c, base); err != nil {
 			return err
 		}
 		found = true
@@ -208,25 +208,22 @@ func (d *durable) load(c *Collection, policy SyncPolicy) error {
 			return d.corrupt(fileName(replay[0]+uint64(i), wal.KindLog), 0, "missing: logs "+strconv.FormatUint(replay[0], 10)+" to "+strconv.FormatUint(n, 10)+" must all be there")
 		}
 	}
-	var last struct {
-		num        uint64
-		size, torn int64
-	}
+	var last replayed
 	for i, n := range replay {
-		size, torn, maxEtag, err := d.replayLog(c, n)
+		rp, err := d.replayLog(c, n)
 		if err != nil {
 			return err
 		}
-		etag = max(etag, maxEtag)
-		found = found || maxEtag > 0 || size > wal.HeaderSize
-		last.num, last.size, last.torn = n, size, torn
-		if torn > 0 && i < len(replay)-1 {
+		etag, seq = max(etag, rp.etag), max(seq, rp.seq)
+		found = found || rp.records > 0
+		last = rp
+		if rp.torn > 0 && i < len(replay)-1 {
 			// A log is fsynced before the next one takes records, so
 			// only the last can have been torn by a crash, unless the
 			// later ones are empty: a compaction started one and
 			// failed to sync this one. Then this one is the last.
 			if err := d.dropEmptyLogs(c, replay[i+1:]); err != nil {
-				return d.corrupt(fileName(n, wal.KindLog), size, "torn, and "+err.Error())
+				return d.corrupt(fileName(n, wal.KindLog), rp.end, "torn, and "+err.Error())
 			}
 			replay = replay[:i+1]
 			break
@@ -240,43 +237,70 @@ func (d *durable) load(c *Collection, policy SyncPolicy) error {
 		c.resumeEtags(etag + 1<<40)
 	}
 	var f vfs.File
+	size := preambleSize
 	if len(replay) == 0 {
-		last.num = base
-		f, err = d.createLog(base)
-		if err != nil {
+		if f, err = d.createLog(base); err != nil {
 			return err
 		}
-		last.size = wal.HeaderSize
+		last.num = base
 	} else {
-		name := d.path(fileName(last.num, wal.KindLog))
-		if f, err = d.fs.OpenAppend(name); err != nil {
-			return &ioError{op: "open " + name, err: err}
+		if f, size, err = d.continueLog(last); err != nil {
+			return err
 		}
-		if last.torn > 0 || last.size < wal.HeaderSize {
-			// Cut the torn record, so the next one follows the last
-			// good one; a log torn within its header, or left empty
-			// by a crash right after its creation, starts anew.
-			err = f.Truncate(last.size)
-			if err == nil && last.size < wal.HeaderSize {
-				_, err = f.Write(wal.AppendHeader(nil, wal.KindLog))
-				last.size = wal.HeaderSize
-			}
-			if err == nil {
-				err = f.Sync()
-			}
-			if err != nil {
-				f.Close()
-				return &ioError{op: "cut the torn tail of " + name, err: err}
+		if f == nil {
+			// A log without commit groups, written by an earlier
+			// version: the writes go on in a new one.
+			last.num++
+			if f, err = d.createLog(last.num); err != nil {
+				return err
 			}
 		}
 		d.torn = last.torn
 	}
-	d.log = newLogWriter(f, last.num, last.size, policy)
+	d.log = newLogWriter(f, last.num, size, policy, seq)
 	d.setCompactAt(snapSize)
 	return nil
 }
 
-// createLog creates log num with its header, durable (directory entry
+// continueLog opens the last log, last, for appending: it cuts its torn
+// tail (a torn record, or a group without its recCommit), so that the next
+// group follows the last whole one, and returns it with its size. A log
+// torn within its preamble, or left empty by a crash right after its
+// creation, starts anew. A log with records but without commit groups is
+// synced and left as it is: continueLog returns a nil File, and the caller
+// starts the next log.
+func (d *durable) continueLog(last replayed) (vfs.File, int64, error) {
+	name := d.path(fileName(last.num, wal.KindLog))
+	f, err := d.fs.OpenAppend(name)
+	if err != nil {
+		return nil, 0, &ioError{op: "open " + name, err: err}
+	}
+	size := last.end
+	switch {
+	case !last.groups && last.records == 0:
+		err = f.Truncate(0)
+		if err == nil {
+			_, err = f.Write(logPreamble())
+		}
+		size = preambleSize
+	case last.torn > 0:
+		err = f.Truncate(last.end)
+	}
+	if err == nil && (last.torn > 0 || !last.groups) {
+		err = f.Sync()
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, &ioError{op: "cut the torn tail of " + name, err: err}
+	}
+	if !last.groups && last.records > 0 {
+		f.Close()
+		return nil, 0, nil
+	}
+	return f, size, nil
+}
+
+// createLog creates log num with its preamble, durable (directory entry
 // included) before it returns.
 func (d *durable) createLog(num uint64) (vfs.File, error) {
 	name := d.path(fileName(num, wal.KindLog))
@@ -284,7 +308,7 @@ func (d *durable) createLog(num uint64) (vfs.File, error) {
 	if err != nil {
 		return nil, &ioError{op: "create " + name, err: err}
 	}
-	_, err = f.Write(wal.AppendHeader(nil, wal.KindLog))
+	_, err = f.Write(logPreamble())
 	if err == nil {
 		err = f.Sync()
 	}
@@ -338,13 +362,13 @@ func (d *durable) openReader(c *Collection, name string, kind wal.Kind) (vfs.Fil
 	return f, r, nil
 }
 
-// loadSnapshot loads snapshot num into c and returns the last _etag it
-// records and the snapshot's size.
-func (d *durable) loadSnapshot(c *Collection, num uint64) (etag uint64, size int64, err error) {
+// loadSnapshot loads snapshot num into c and returns the last _etag and
+// sequence number it records and the snapshot's size.
+func (d *durable) loadSnapshot(c *Collection, num uint64) (etag, seq uint64, size int64, err error) {
 	name := fileName(num, wal.KindSnapshot)
 	f, r, err := d.openReader(c, name, wal.KindSnapshot)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer f.Close()
 	var count uint64
@@ -353,44 +377,52 @@ func (d *durable) loadSnapshot(c *Collection, num uint64) (etag uint64, size int
 		typ, p, err := r.Next()
 		if err == io.EOF {
 			// A snapshot is published whole: a tail is damage.
-			return 0, 0, d.corrupt(name, r.Offset(), "ends without its end record")
+			return 0, 0, 0, d.corrupt(name, r.Offset(), "ends without its end record")
 		} else if err != nil {
-			return 0, 0, d.readError(name, err)
+			return 0, 0, 0, d.readError(name, err)
+		}
+		if i == 0 {
+			def, e, s, ok := decodeSnapInfo(p)
+			if typ != recSnapInfo || !ok {
+				return 0, 0, 0, d.corrupt(name, off, "does not start with its info record")
+			}
+			c.def.Store(def)
+			etag, seq = e, s
+			continue
 		}
 		switch {
-		case i == 0 && typ == recSnapInfo && len(p) == 12 && validDefault(int32(le.Uint32(p))):
-			c.def.Store(int32(le.Uint32(p)))
-			etag = le.Uint64(p[4:])
-		case i == 0:
-			return 0, 0, d.corrupt(name, off, "does not start with its info record")
 		case typ == recPut:
 			e, err := decodePut(p)
 			if err != nil {
-				return 0, 0, d.corrupt(name, off, err.Error())
+				return 0, 0, 0, d.corrupt(name, off, err.Error())
 			}
 			c.applyPut(e)
 			etag = max(etag, e.etag)
 			count++
 		case typ == recSnapEnd && len(p) == 8 && le.Uint64(p) == count:
 			if _, _, err := r.Next(); err != io.EOF || r.Torn() > 0 {
-				return 0, 0, d.corrupt(name, r.Offset(), "data after the end record")
+				return 0, 0, 0, d.corrupt(name, r.Offset(), "data after the end record")
 			}
-			return etag, r.Offset(), nil
+			return etag, seq, r.Offset(), nil
 		default:
-			return 0, 0, d.corrupt(name, off, "unexpected record of type "+strconv.Itoa(int(typ)))
+			return 0, 0, 0, d.corrupt(name, off, "unexpected record of type "+strconv.Itoa(int(typ)))
 		}
 	}
 }
 
 // dropEmptyLogs removes the logs nums, after checking that none holds a
-// record; otherwise it removes nothing and says which one does.
+// record but its recLogInfo; otherwise it removes nothing and says which
+// one does.
 func (d *durable) dropEmptyLogs(c *Collection, nums []uint64) error {
 	for _, n := range nums {
 		f, r, err := d.openReader(c, fileName(n, wal.KindLog), wal.KindLog)
 		if err != nil {
 			return err
 		}
-		_, _, err = r.Next()
+		typ, _, err := r.Next()
+		if err == nil && typ == recLogInfo {
+			_, _, err = r.Next()
+		}
 		f.Close()
 		if err != io.EOF {
 			return errors.New("a later log, " + fileName(n, wal.KindLog) + ", has records")
@@ -407,47 +439,125 @@ func (d *durable) dropEmptyLogs(c *Collection, nums []uint64) error {
 	return nil
 }
 
-// replayLog applies log num to c. It returns the offset where the log's
-// good records end, the bytes of torn tail after them, and the largest
-// _etag it holds.
-func (d *durable) replayLog(c *Collection, num uint64) (size, torn int64, etag uint64, err error) {
+// replayed is what replayLog found in a log.
+type replayed struct {
+	num     uint64 // the log's number
+	end     int64  // where its last whole group (or record, in a log without groups) ends
+	torn    int64  // the bytes after end: a torn record, or a group without its recCommit
+	etag    uint64 // the largest _etag it holds
+	seq     uint64 // the sequence number of its last recCommit; 0 if none
+	groups  bool   // it starts with recLogInfo: its records are in commit groups
+	records int    // the records it applied
+}
+
+// replayLog applies log num to c: each commit group once its recCommit is
+// read, or in a log without groups each record as it comes.
+func (d *durable) replayLog(c *Collection, num uint64) (replayed, error) {
+	rp := replayed{num: num}
 	name := fileName(num, wal.KindLog)
 	f, r, err := d.openReader(c, name, wal.KindLog)
 	if err != nil {
-		return 0, 0, 0, err
+		return rp, err
 	}
 	defer f.Close()
-	for {
+	rp.end = r.Offset()
+	var group []logOp
+	for i := 0; ; i++ {
 		off := r.Offset()
 		typ, p, err := r.Next()
 		if err == io.EOF {
 			break
 		} else if err != nil {
-			return 0, 0, 0, d.readError(name, err)
+			return rp, d.readError(name, err)
 		}
-		switch typ {
-		case recPut:
-			e, err := decodePut(p)
-			if err != nil {
-				return 0, 0, 0, d.corrupt(name, off, err.Error())
+		switch {
+		case typ == recLogInfo && i == 0:
+			if len(p) != 4 || le.Uint32(p) != logFormatGroups {
+				return rp, d.corrupt(name, off, "log info record of an unknown format")
 			}
-			c.applyPut(e)
-			etag = max(etag, e.etag)
-		case recDelete:
-			c.applyDelete(string(p))
-		case recDefault:
-			old, def, at, err := decodeDefault(p)
-			if err != nil {
-				return 0, 0, 0, d.corrupt(name, off, err.Error())
+			rp.groups = true
+			rp.end = r.Offset()
+		case typ == recCommit && rp.groups:
+			count, seq, err := decodeCommit(p)
+			switch {
+			case err != nil:
+				return rp, d.corrupt(name, off, err.Error())
+			case count == 0 || int(count) != len(group):
+				return rp, d.corrupt(name, off, fmt.Sprintf("commit record closes %d records, after %d", count, len(group)))
+			case rp.seq != 0 && seq != rp.seq+uint64(count):
+				return rp, d.corrupt(name, off, fmt.Sprintf("commit record's sequence number %d does not follow %d by %d", seq, rp.seq, count))
 			}
-			c.lockAll()
-			c.redefineLocked(old, def, at)
-			c.unlockAll()
+			for _, op := range group {
+				c.applyOp(op)
+			}
+			clear(group)
+			group = group[:0]
+			rp.records += int(count)
+			rp.seq, rp.end = seq, r.Offset()
 		default:
-			return 0, 0, 0, d.corrupt(name, off, "unknown record type "+strconv.Itoa(int(typ)))
+			op, err := decodeOp(typ, p)
+			if err != nil {
+				return rp, d.corrupt(name, off, err.Error())
+			}
+			if op.e != nil {
+				rp.etag = max(rp.etag, op.e.etag)
+			}
+			if rp.groups {
+				group = append(group, op)
+				continue
+			}
+			c.applyOp(op)
+			rp.records++
+			rp.end = r.Offset()
 		}
 	}
-	return r.Offset(), r.Torn(), etag, nil
+	rp.torn = r.Offset() + r.Torn() - rp.end
+	return rp, nil
+}
+
+// logOp is a log record's change, decoded.
+type logOp struct {
+	typ byte
+	e   *entry   // recPut: the document
+	ids []string // recDelete: one id; recExpire: the ids
+	old int32    // recDefault: the DefaultTTL before,
+	def int32    // after,
+	at  int64    // and the second of the change
+}
+
+// decodeOp decodes a record of a change (not recCommit or recLogInfo).
+func decodeOp(typ byte, p []byte) (logOp, error) {
+	op := logOp{typ: typ}
+	var err error
+	switch typ {
+	case recPut:
+		op.e, err = decodePut(p)
+	case recDelete:
+		op.ids = []string{string(p)}
+	case recExpire:
+		op.ids, err = decodeExpire(p)
+	case recDefault:
+		op.old, op.def, op.at, err = decodeDefault(p)
+	default:
+		err = errors.New("unknown record type " + strconv.Itoa(int(typ)))
+	}
+	return op, err
+}
+
+// applyOp applies a change read from a log; nothing is logged or reported.
+func (c *Collection) applyOp(op logOp) {
+	switch op.typ {
+	case recPut:
+		c.applyPut(op.e)
+	case recDelete, recExpire:
+		for _, id := range op.ids {
+			c.applyDelete(id)
+		}
+	case recDefault:
+		c.lockAll()
+		c.redefineLocked(op.old, op.def, op.at)
+		c.unlockAll()
+	}
 }
 
 // cleanUp removes what an interrupted compaction left: temporary snapshots
@@ -563,12 +673,13 @@ func (d *durable) compact(c *Collection) error {
 	if err != nil {
 		return err
 	}
-	if err := d.log.rotate(nf, num); err != nil {
+	seq, err := d.log.rotate(nf, num)
+	if err != nil {
 		nf.Close() // empty: Open removes it
 		return err
 	}
 	live, def, etag := c.capture()
-	size, err := d.writeSnapshot(num, live, def, etag)
+	size, err := d.writeSnapshot(num, live, def, etag, seq)
 	clear(live)
 	if err != nil {
 		return err
@@ -608,14 +719,14 @@ func (c *Collection) capture() (live []*entry, def int32, etag uint64) {
 
 // writeSnapshot writes snapshot num: to a temporary file, fsynced, renamed
 // into place, and the directory fsynced. It returns the snapshot's size.
-func (d *durable) writeSnapshot(num uint64, live []*entry, def int32, etag uint64) (int64, error) {
+func (d *durable) writeSnapshot(num uint64, live []*entry, def int32, etag, seq uint64) (int64, error) {
 	final := d.path(fileName(num, wal.KindSnapshot))
 	tmp := final + ".tmp"
 	f, err := d.fs.Create(tmp)
 	if err != nil {
 		return 0, &ioError{op: "create " + tmp, err: err}
 	}
-	size, err := writeSnapshotTo(f, live, def, etag)
+	size, err := writeSnapshotTo(f, live, def, etag, seq)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -636,11 +747,11 @@ func (d *durable) writeSnapshot(num uint64, live []*entry, def int32, etag uint6
 }
 
 // writeSnapshotTo writes a snapshot's records to w in 1 MiB writes.
-func writeSnapshotTo(w io.Writer, live []*entry, def int32, etag uint64) (int64, error) {
+func writeSnapshotTo(w io.Writer, live []*entry, def int32, etag, seq uint64) (int64, error) {
 	const chunk = 1 << 20
 	buf := make([]byte, 0, chunk+4096)
 	buf = wal.AppendHeader(buf, wal.KindSnapshot)
-	buf = appendSnapInfo(buf, def, etag)
+	buf = appendSnapInfo(buf, def, etag, seq)
 	var size int64
 	for _, e := range live {
 		buf = appendPut(buf, e)
