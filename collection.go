@@ -923,9 +923,11 @@ type Stats struct {
 	// New (by sweeps, SetDefaultTTL's purge, and writes that reused their
 	// ids). Explicit deletes are not counted.
 	Swept uint64
-	// TornBytes is, for a durable collection, the size of the torn record
-	// Open cut from the end of its log: a write a crash interrupted, which
-	// no caller had been told had succeeded. 0 otherwise.
+	// TornBytes is, for a durable collection, the size of the torn tail
+	// Open cut from the end of its log: writes a crash or a full disk
+	// interrupted (a torn record, or whole records whose group lacks its
+	// commit record), which no caller had been told had succeeded. 0
+	// otherwise.
 	TornBytes int64
 	// LogSyncs is, for a durable collection, how many times its log was
 	// fsynced since Open: with SyncAlways and many writers, far fewer

@@ -62,9 +62,12 @@ type durable struct {
 // the effect of every change to it, every delete. Expiry is absolute
 // (_ts + ttl), so a document expires at the same second whether or not the
 // process restarted; documents that expired while it was down are not
-// served, and the sweeper removes them and reports them to OnExpire (so a
-// document that expired just before a crash may be reported again after it;
-// never twice in one process). _etags never repeat across restarts.
+// served, and the sweeper removes them and reports them to OnExpire. Sweeps
+// are logged before they are reported, so a document swept before a
+// restart is not back after it, and is reported once: across a clean
+// Close or a kill -9 under every policy, and across a power loss under
+// SyncAlways (whose sweeps wait for the fsync before they report). _etags
+// never repeat across restarts.
 //
 // opts.DefaultTTL is the collection's setting, as for New: if it differs
 // from the stored one, Open applies it as SetDefaultTTL would at that

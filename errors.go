@@ -58,9 +58,12 @@ var (
 	// ErrIO is returned when a durable collection could not write or sync
 	// its log. The error also wraps the operating system's error (match
 	// syscall.ENOSPC for a full disk). A write that returns it was not
-	// acknowledged; after it every write of the collection fails with
-	// ErrIO (a failed fsync is never retried), while reads go on from
-	// memory, and Close returns the first such error.
+	// applied, and no restart applies it, with one exception: a write
+	// whose fsync failed (under SyncAlways) was applied in memory, and the
+	// kernel may or may not have kept its record. After it every write of
+	// the collection fails with ErrIO (a failed fsync is never retried),
+	// while reads go on from memory, and Close returns the first such
+	// error.
 	ErrIO = errors.New("i/o failure")
 )
 
