@@ -107,7 +107,7 @@ func (c *Collection) wakeSweeper() {
 // A durable collection logs each batch before it reports it, so that a
 // restart neither brings the documents back nor reports them again: each is
 // reported exactly once across clean restarts. Under SyncAlways the report
-// also waits for the record's fsync (one for up to 4096 documents), so that
+// also waits for the record's fsync (one for up to 16384 documents), so that
 // not even a power loss makes one be reported twice; under the other
 // policies a kill -9 cannot, a power loss can for what the OS had not
 // flushed. A batch the log cannot take (after Close, or once the log has
@@ -168,7 +168,7 @@ func (c *Collection) sweepOnce(s *shard, now int64, b *sweepBuffers) (n int, ok 
 
 // maxHeldReports is how many swept documents a durable collection under
 // SyncAlways holds for one fsync before it reports them.
-const maxHeldReports = 4096
+const maxHeldReports = 16384
 
 // sweepBuffers is the scratch space of a sweep, reused between batches.
 type sweepBuffers struct {
