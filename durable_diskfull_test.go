@@ -38,80 +38,17 @@ func TestDurableDiskFullConcurrentWriters(t *testing.T) {
 }
 
 // diskFullRound is one round of TestDurableDiskFullConcurrentWriters with
-// room bytes free after the preload.
+// room bytes free after the preload, on a MemFS.
 func diskFullRound(t *testing.T, policy ttlstore.SyncPolicy, seed uint64, room int64) {
-	const (
-		writers   = 32
-		idsEach   = 3
-		opsEach   = 40
-		preloaded = "{\"id\":\"%s\",\"v\":0}"
-	)
 	fsys := vfs.NewMemFS()
 	clk := newMock()
 	c, err := openMem(t, fsys, clk, policy, 1<<30)
 	require.NoError(t, err)
-	id := func(g, k int) string { return fmt.Sprintf("w%02d-%d", g, k) }
-	// want[id] is the JSON value v of the last acknowledged write, or -1
-	// for deleted.
-	want := make(map[string]int)
-	for g := range writers {
-		for k := range idsEach {
-			upsert(t, c, fmt.Sprintf(preloaded, id(g, k)))
-			want[id(g, k)] = 0
-		}
-	}
+	w := newDiskFullWriters(t, c)
 	fsys.SetCapacity(fsysUsed(t, fsys) + room)
+	w.run(t, c, seed)
+	w.check(t, c, fmt.Sprintf("room %d, in memory", room))
 
-	var mu sync.Mutex // protects want
-	var wg sync.WaitGroup
-	for g := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(seed, uint64(g)))
-			for n := 1; n <= opsEach; n++ {
-				k := rng.IntN(idsEach)
-				var err error
-				v := -1
-				if rng.IntN(3) == 0 {
-					err = c.Delete(id(g, k))
-				} else {
-					v = n
-					_, err = c.Upsert([]byte(fmt.Sprintf(`{"id":"%s","v":%d,"pad":"%0*d"}`, id(g, k), v, rng.IntN(60), 0)))
-				}
-				switch {
-				case err == nil:
-					mu.Lock()
-					want[id(g, k)] = v
-					mu.Unlock()
-				case errors.Is(err, ttlstore.ErrNotFound) && v == -1:
-					// deleted already: nothing changes
-				case errors.Is(err, ttlstore.ErrIO):
-					return // the log has failed: every later write fails too
-				default:
-					t.Errorf("%s: %v", id(g, k), err)
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-
-	check := func(c *ttlstore.Collection, when string) {
-		t.Helper()
-		for id, v := range want {
-			d, err := c.Read(id)
-			if v == -1 {
-				require.ErrorIs(t, err, ttlstore.ErrNotFound, "%s (room %d, %s): deleted, and the delete acknowledged", id, room, when)
-				continue
-			}
-			require.NoError(t, err, "%s (room %d, %s): a refused delete removed it", id, room, when)
-			var got struct{ V int }
-			require.NoError(t, d.Decode(&got))
-			require.Equal(t, v, got.V, "%s (room %d, %s): not the last acknowledged write", id, room, when)
-		}
-	}
-	check(c, "in memory")
 	// A clean Close, a kill -9, or (SyncAlways) a power loss, in turn.
 	restarted, how := fsys, "Close"
 	switch {
@@ -127,7 +64,97 @@ func diskFullRound(t *testing.T, policy ttlstore.SyncPolicy, seed uint64, room i
 	restarted.SetCapacity(0)
 	c, err = openMem(t, restarted, clk, policy, 1<<30)
 	require.NoError(t, err, how)
-	check(c, "after "+how)
+	w.check(t, c, fmt.Sprintf("room %d, after %s", room, how))
 	require.NoError(t, c.CheckInvariants())
 	require.NoError(t, c.Close())
+}
+
+// diskFullWriters is the workload of the full-disk tests: 32 goroutines,
+// each upserting and deleting 3 ids of its own until the log fails, and
+// what each was told.
+type diskFullWriters struct {
+	mu sync.Mutex
+	// want is, by id, the "v" of the last acknowledged upsert, or -1 if
+	// the last acknowledged write deleted it.
+	want map[string]int
+	// refused counts the writers that met ErrIO: a round that never
+	// filled the disk tests nothing.
+	refused int
+}
+
+const (
+	dfWriters = 32
+	dfIDsEach = 3
+	dfOpsEach = 40
+)
+
+func dfID(g, k int) string { return fmt.Sprintf("w%02d-%d", g, k) }
+
+// newDiskFullWriters stores every id of the workload, with v 0.
+func newDiskFullWriters(t *testing.T, c *ttlstore.Collection) *diskFullWriters {
+	w := &diskFullWriters{want: make(map[string]int)}
+	for g := range dfWriters {
+		for k := range dfIDsEach {
+			upsert(t, c, fmt.Sprintf(`{"id":"%s","v":0}`, dfID(g, k)))
+			w.want[dfID(g, k)] = 0
+		}
+	}
+	return w
+}
+
+// run runs the writers until each has made its writes or met ErrIO.
+func (w *diskFullWriters) run(t *testing.T, c *ttlstore.Collection, seed uint64) {
+	var wg sync.WaitGroup
+	for g := range dfWriters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(seed, uint64(g)))
+			for n := 1; n <= dfOpsEach; n++ {
+				id := dfID(g, rng.IntN(dfIDsEach))
+				var err error
+				v := -1
+				if rng.IntN(3) == 0 {
+					err = c.Delete(id)
+				} else {
+					v = n
+					_, err = c.Upsert([]byte(fmt.Sprintf(`{"id":"%s","v":%d,"pad":"%0*d"}`, id, v, rng.IntN(60), 0)))
+				}
+				switch {
+				case err == nil:
+					w.mu.Lock()
+					w.want[id] = v
+					w.mu.Unlock()
+				case errors.Is(err, ttlstore.ErrNotFound) && v == -1:
+					// deleted already: nothing changes
+				case errors.Is(err, ttlstore.ErrIO):
+					w.mu.Lock()
+					w.refused++
+					w.mu.Unlock()
+					return // the log has failed: every later write fails too
+				default:
+					t.Errorf("%s: %v", id, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	require.Positive(t, w.refused, "the disk never filled")
+}
+
+// check requires c to show exactly the acknowledged writes.
+func (w *diskFullWriters) check(t *testing.T, c *ttlstore.Collection, when string) {
+	t.Helper()
+	for id, v := range w.want {
+		d, err := c.Read(id)
+		if v == -1 {
+			require.ErrorIs(t, err, ttlstore.ErrNotFound, "%s (%s): deleted, and the delete acknowledged", id, when)
+			continue
+		}
+		require.NoError(t, err, "%s (%s): a refused delete removed it", id, when)
+		var got struct{ V int }
+		require.NoError(t, d.Decode(&got))
+		require.Equal(t, v, got.V, "%s (%s): not the last acknowledged write", id, when)
+	}
 }
