@@ -83,7 +83,10 @@ type Options struct {
 	// MaxDocumentSize is the largest document accepted, in bytes of JSON as
 	// passed to the write (after marshaling, for a Go value). Zero means
 	// DefaultMaxDocumentSize; negative values and values above
-	// math.MaxInt32 (2 GiB) make New fail.
+	// math.MaxInt32 (2 GiB) make New fail. It governs writes only: Open
+	// loads every document its directory holds, even one larger than the
+	// limit (written under a larger one), and keeps it until it is
+	// replaced, deleted or expires.
 	MaxDocumentSize int
 
 	// OnExpire, when not nil, is called once for every document removed from

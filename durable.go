@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -69,6 +70,9 @@ type durable struct {
 // opts.DefaultTTL is the collection's setting, as for New: if it differs
 // from the stored one, Open applies it as SetDefaultTTL would at that
 // moment (what had expired stays gone; R13), and stores it.
+//
+// opts.MaxDocumentSize limits new writes, not what Open loads: documents
+// stored under a larger limit are loaded and kept whatever their size.
 //
 // A record torn by a crash at the very end of the log (one whose write no
 // caller was told had succeeded) is cut off; Stats.TornBytes says how many
@@ -313,13 +317,18 @@ func (d *durable) readError(name string, err error) error {
 	return &ioError{op: "read " + d.path(name), err: err}
 }
 
-// maxRecord is the longest payload a record of c may have: the largest
-// document plus its recPut header.
-func (c *Collection) maxRecord() int {
-	return putHeaderSize + c.maxSize + MaxIDLength
-}
+// maxRecord is the longest payload a reader accepts: the longest record the
+// library can have written, whatever MaxDocumentSize was then (the largest
+// it allows, plus a recPut header), capped to an int on 32-bit platforms.
+// It is a format limit, not the collection's option: a directory written
+// with a larger MaxDocumentSize opens with a smaller one, to every document
+// (the option limits new writes). A length above it is corrupt. Nothing is
+// allocated from a length before the reader has checked that the file
+// holds that many bytes, so a generous limit costs no memory.
+const maxRecord = min(putHeaderSize+math.MaxInt32+MaxIDLength, math.MaxInt)
 
-// openReader opens file name for reading with a wal reader of kind.
+// openReader opens file name for reading with a wal reader of kind. c is
+// not used: the limit on a record's length is maxRecord, the format's.
 func (d *durable) openReader(c *Collection, name string, kind wal.Kind) (vfs.File, *wal.Reader, error) {
 	f, err := d.fs.Open(d.path(name))
 	if err != nil {
@@ -330,7 +339,7 @@ func (d *durable) openReader(c *Collection, name string, kind wal.Kind) (vfs.Fil
 		f.Close()
 		return nil, nil, &ioError{op: "stat " + d.path(name), err: err}
 	}
-	r, err := wal.NewReader(f, size, kind, c.maxRecord())
+	r, err := wal.NewReader(f, size, kind, maxRecord)
 	if err != nil {
 		f.Close()
 		return nil, nil, d.readError(name, err)
