@@ -461,7 +461,10 @@ func (d *durable) replayLog(c *Collection, num uint64) (size, torn int64, etag u
 
 // cleanUp removes what an interrupted compaction left: temporary snapshots
 // and the files a newer snapshot replaces. It is best effort: such files
-// are never read.
+// are never read. It removes only names of the library's own forms
+// (NNNNNNNNNNNNNNNN.log, .snap and .snap.tmp, sixteen digits): anything
+// else in the directory (a note, a backup such as
+// 0000000000000001.log.bak) is the user's, and stays.
 func (d *durable) cleanUp() {
 	names, err := d.fs.List(d.dir)
 	if err != nil {
@@ -476,8 +479,9 @@ func (d *durable) cleanUp() {
 	}
 	removed := false
 	for _, name := range names {
-		n, _, ok := fileNumber(name)
-		if strings.HasSuffix(name, ".tmp") || (ok && n < base) {
+		n, ext, ok := fileNumber(name)
+		stale := ext == "snap.tmp" || (n < base && (ext == "log" || ext == "snap"))
+		if ok && stale {
 			removed = d.fs.Remove(d.path(name)) == nil || removed
 		}
 	}

@@ -58,3 +58,77 @@ func TestDurableOpenKeepsDocumentsAboveMaxDocumentSize(t *testing.T) {
 		})
 	}
 }
+
+// TestDurableCleanUpRemovesOnlyItsOwnFiles: Open and compaction remove the
+// library's own stale files (logs and snapshots a newer snapshot replaces,
+// temporary snapshots) and nothing else a user put in the directory, even
+// names that look like the library's.
+func TestDurableCleanUpRemovesOnlyItsOwnFiles(t *testing.T) {
+	foreign := []string{
+		"notes.txt",
+		"x.tmp",
+		"0000000000000001.log.bak",
+		"0000000000000000.snap.old",
+		"0000000000000001.snap.tmp.keep",
+		"000000000000001.log", // 15 digits
+	}
+	put := func(t *testing.T, fsys *vfs.MemFS, name string, data []byte) {
+		t.Helper()
+		f, err := fsys.Create("db/" + name)
+		require.NoError(t, err)
+		_, err = f.Write(data)
+		require.NoError(t, err)
+		require.NoError(t, f.Sync())
+		require.NoError(t, f.Close())
+		require.NoError(t, fsys.SyncDir("db"))
+	}
+	fsys := vfs.NewMemFS()
+	clk := newMock()
+	c, err := openMem(t, fsys, clk, ttlstore.SyncNever, 1<<30)
+	require.NoError(t, err)
+	upsert(t, c, `{"id":"a"}`)
+	require.NoError(t, c.Close())
+	log1, err := fsys.ReadFile("db/0000000000000001.log")
+	require.NoError(t, err)
+	c, err = openMem(t, fsys, clk, ttlstore.SyncNever, 1<<30)
+	require.NoError(t, err)
+	require.NoError(t, c.Compact()) // snapshot and log 2; log 1 removed
+	want := shownOf(c)
+	require.NoError(t, c.Close())
+
+	// What an interrupted compaction leaves (a replaced log, temporary
+	// snapshots), and what a user leaves.
+	stale := []string{"0000000000000001.log", "0000000000000001.snap.tmp", "0000000000000003.snap.tmp"}
+	put(t, fsys, stale[0], log1)
+	put(t, fsys, stale[1], []byte("partial"))
+	put(t, fsys, stale[2], []byte("partial"))
+	for _, name := range foreign {
+		put(t, fsys, name, []byte("mine"))
+	}
+	check := func(when string) {
+		t.Helper()
+		names, err := fsys.List("db")
+		require.NoError(t, err)
+		for _, name := range foreign {
+			assert.Contains(t, names, name, "%s removed a file it did not write", when)
+		}
+		for _, name := range stale {
+			assert.NotContains(t, names, name, "%s left a stale file", when)
+		}
+	}
+	c, err = openMem(t, fsys, clk, ttlstore.SyncNever, 1<<30)
+	require.NoError(t, err)
+	assert.True(t, shownOf(c).equal(want))
+	check("Open")
+	upsert(t, c, `{"id":"b"}`)
+	require.NoError(t, c.Compact())
+	check("Compact")
+	want = shownOf(c)
+	require.NoError(t, c.Close())
+
+	c, err = openMem(t, fsys, clk, ttlstore.SyncNever, 1<<30)
+	require.NoError(t, err)
+	defer c.Close()
+	assert.True(t, shownOf(c).equal(want), "the foreign files change nothing")
+	check("a second Open")
+}
