@@ -1178,8 +1178,11 @@ func (c *Collection) redefineLocked(purgeDef, def int32, now int64) []slot {
 // applies to them.
 //
 // For a durable collection, Close also waits for a compaction under way,
-// syncs whatever the log holds unsynced, closes it and releases the
-// directory; it returns the first I/O error the log met (ErrIO), if any.
+// the background compactor's or a caller's Compact (however slow the disk,
+// and with the directory still locked), syncs whatever the log holds
+// unsynced, closes it and releases the directory; it returns the first I/O
+// error the log met (ErrIO), if any. A Compact called once Close has begun
+// returns ErrClosed.
 // Close is idempotent: later calls return nil.
 func (c *Collection) Close() error {
 	var err error

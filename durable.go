@@ -553,7 +553,9 @@ func (c *Collection) runCompactor() {
 // (a write holds its shard's lock until its record is written to the OS,
 // and a reader of that shard waits for it). An error leaves the directory
 // loading to the same documents. On a collection made by New it does
-// nothing and returns nil; after Close it returns ErrClosed.
+// nothing and returns nil. Once Close has begun it returns ErrClosed; Close
+// waits for a Compact already under way (the directory stays locked until
+// it ends), so a slow disk makes Close as slow as the compaction.
 func (c *Collection) Compact() error {
 	if c.closed.Load() {
 		return newError("compact", "", ErrClosed)
@@ -566,9 +568,16 @@ func (c *Collection) Compact() error {
 
 // compact starts the next log, captures the live documents, and publishes
 // them as the snapshot that goes with that log.
+//
+// It returns ErrClosed, doing nothing, once Close has begun: Close takes
+// compactMu after setting c.closed, so it waits for a compaction under way
+// and none starts after it.
 func (d *durable) compact(c *Collection) error {
 	d.compactMu.Lock()
 	defer d.compactMu.Unlock()
+	if c.closed.Load() {
+		return newError("compact", "", ErrClosed)
+	}
 	d.log.mu.Lock()
 	num := d.log.num + 1
 	d.log.mu.Unlock()
@@ -680,11 +689,14 @@ func (c *Collection) synced(lsn uint64) error {
 	return c.d.log.waitSynced(lsn)
 }
 
-// close stops the durable mode's goroutines (c.done is closed), syncs and
-// closes the log, and releases the directory. It returns the first error
-// the log met.
+// close stops the durable mode's goroutines (c.done is closed), waits for
+// a caller's Compact under way (c.closed is set, so no other starts), syncs
+// and closes the log, and releases the directory. It returns the first
+// error the log met.
 func (d *durable) close() error {
 	d.wg.Wait()
+	d.compactMu.Lock()
+	defer d.compactMu.Unlock()
 	err := d.log.close()
 	if lerr := d.lock.Close(); err == nil && lerr != nil {
 		err = &ioError{op: "unlock " + d.dir, err: lerr}
