@@ -78,8 +78,11 @@ type durable struct {
 // caller was told had succeeded) is cut off; Stats.TornBytes says how many
 // bytes. Any other damage makes Open fail with ErrCorrupt, naming the file
 // and offset, and change nothing on disk. Open returns ErrLocked if another
-// Collection has the directory open, ErrIO if the disk fails, and the
-// errors of New for bad options.
+// Collection has the directory open (in this process, through any path to
+// it and even if dir/LOCK was removed; in another process, as long as
+// dir/LOCK is left alone), ErrIO if the disk fails, and the errors of New
+// for bad options. Open creates dir/LOCK if it is missing, and removes no
+// file it did not write.
 func Open(dir string, opts Options) (*Collection, error) {
 	return open(vfs.OS, dir, opts, compactMinBytes, false)
 }
