@@ -83,7 +83,10 @@ type Options struct {
 	// MaxDocumentSize is the largest document accepted, in bytes of JSON as
 	// passed to the write (after marshaling, for a Go value). Zero means
 	// DefaultMaxDocumentSize; negative values and values above
-	// math.MaxInt32 (2 GiB) make New fail.
+	// math.MaxInt32 (2 GiB) make New fail. It governs writes only: Open
+	// loads every document its directory holds, even one larger than the
+	// limit (written under a larger one), and keeps it until it is
+	// replaced, deleted or expires.
 	MaxDocumentSize int
 
 	// OnExpire, when not nil, is called once for every document removed from
@@ -1177,8 +1180,11 @@ func (c *Collection) redefineLocked(purgeDef, def int32, now int64) []slot {
 // applies to them.
 //
 // For a durable collection, Close also waits for a compaction under way,
-// syncs whatever the log holds unsynced, closes it and releases the
-// directory; it returns the first I/O error the log met (ErrIO), if any.
+// the background compactor's or a caller's Compact (however slow the disk,
+// and with the directory still locked), syncs whatever the log holds
+// unsynced, closes it and releases the directory; it returns the first I/O
+// error the log met (ErrIO), if any. A Compact called once Close has begun
+// returns ErrClosed.
 // Close is idempotent: later calls return nil.
 func (c *Collection) Close() error {
 	var err error

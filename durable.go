@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -73,12 +74,18 @@ type durable struct {
 // from the stored one, Open applies it as SetDefaultTTL would at that
 // moment (what had expired stays gone; R13), and stores it.
 //
+// opts.MaxDocumentSize limits new writes, not what Open loads: documents
+// stored under a larger limit are loaded and kept whatever their size.
+//
 // A record torn by a crash at the very end of the log (one whose write no
 // caller was told had succeeded) is cut off; Stats.TornBytes says how many
 // bytes. Any other damage makes Open fail with ErrCorrupt, naming the file
 // and offset, and change nothing on disk. Open returns ErrLocked if another
-// Collection has the directory open, ErrIO if the disk fails, and the
-// errors of New for bad options.
+// Collection has the directory open (in this process, through any path to
+// it and even if dir/LOCK was removed; in another process, as long as
+// dir/LOCK is left alone), ErrIO if the disk fails, and the errors of New
+// for bad options. Open creates dir/LOCK if it is missing, and removes no
+// file it did not write.
 func Open(dir string, opts Options) (*Collection, error) {
 	return open(vfs.OS, dir, opts, compactMinBytes, false)
 }
@@ -340,13 +347,18 @@ func (d *durable) readError(name string, err error) error {
 	return &ioError{op: "read " + d.path(name), err: err}
 }
 
-// maxRecord is the longest payload a record of c may have: the largest
-// document plus its recPut header.
-func (c *Collection) maxRecord() int {
-	return putHeaderSize + c.maxSize + MaxIDLength
-}
+// maxRecord is the longest payload a reader accepts: the longest record the
+// library can have written, whatever MaxDocumentSize was then (the largest
+// it allows, plus a recPut header), capped to an int on 32-bit platforms.
+// It is a format limit, not the collection's option: a directory written
+// with a larger MaxDocumentSize opens with a smaller one, to every document
+// (the option limits new writes). A length above it is corrupt. Nothing is
+// allocated from a length before the reader has checked that the file
+// holds that many bytes, so a generous limit costs no memory.
+const maxRecord = min(putHeaderSize+math.MaxInt32+MaxIDLength, math.MaxInt)
 
-// openReader opens file name for reading with a wal reader of kind.
+// openReader opens file name for reading with a wal reader of kind. c is
+// not used: the limit on a record's length is maxRecord, the format's.
 func (d *durable) openReader(c *Collection, name string, kind wal.Kind) (vfs.File, *wal.Reader, error) {
 	f, err := d.fs.Open(d.path(name))
 	if err != nil {
@@ -357,7 +369,7 @@ func (d *durable) openReader(c *Collection, name string, kind wal.Kind) (vfs.Fil
 		f.Close()
 		return nil, nil, &ioError{op: "stat " + d.path(name), err: err}
 	}
-	r, err := wal.NewReader(f, size, kind, c.maxRecord())
+	r, err := wal.NewReader(f, size, kind, maxRecord)
 	if err != nil {
 		f.Close()
 		return nil, nil, d.readError(name, err)
@@ -565,7 +577,10 @@ func (c *Collection) applyOp(op logOp) {
 
 // cleanUp removes what an interrupted compaction left: temporary snapshots
 // and the files a newer snapshot replaces. It is best effort: such files
-// are never read.
+// are never read. It removes only names of the library's own forms
+// (NNNNNNNNNNNNNNNN.log, .snap and .snap.tmp, sixteen digits): anything
+// else in the directory (a note, a backup such as
+// 0000000000000001.log.bak) is the user's, and stays.
 func (d *durable) cleanUp() {
 	names, err := d.fs.List(d.dir)
 	if err != nil {
@@ -580,8 +595,9 @@ func (d *durable) cleanUp() {
 	}
 	removed := false
 	for _, name := range names {
-		n, _, ok := fileNumber(name)
-		if strings.HasSuffix(name, ".tmp") || (ok && n < base) {
+		n, ext, ok := fileNumber(name)
+		stale := ext == "snap.tmp" || (n < base && (ext == "log" || ext == "snap"))
+		if ok && stale {
 			removed = d.fs.Remove(d.path(name)) == nil || removed
 		}
 	}
@@ -653,7 +669,9 @@ func (c *Collection) runCompactor() {
 // (a write holds its shard's lock until its record is written to the OS,
 // and a reader of that shard waits for it). An error leaves the directory
 // loading to the same documents. On a collection made by New it does
-// nothing and returns nil; after Close it returns ErrClosed.
+// nothing and returns nil. Once Close has begun it returns ErrClosed; Close
+// waits for a Compact already under way (the directory stays locked until
+// it ends), so a slow disk makes Close as slow as the compaction.
 func (c *Collection) Compact() error {
 	if c.closed.Load() {
 		return newError("compact", "", ErrClosed)
@@ -666,9 +684,16 @@ func (c *Collection) Compact() error {
 
 // compact starts the next log, captures the live documents, and publishes
 // them as the snapshot that goes with that log.
+//
+// It returns ErrClosed, doing nothing, once Close has begun: Close takes
+// compactMu after setting c.closed, so it waits for a compaction under way
+// and none starts after it.
 func (d *durable) compact(c *Collection) error {
 	d.compactMu.Lock()
 	defer d.compactMu.Unlock()
+	if c.closed.Load() {
+		return newError("compact", "", ErrClosed)
+	}
 	d.log.mu.Lock()
 	num := d.log.num + 1
 	d.log.mu.Unlock()
@@ -781,11 +806,14 @@ func (c *Collection) synced(lsn uint64) error {
 	return c.d.log.waitSynced(lsn)
 }
 
-// close stops the durable mode's goroutines (c.done is closed), syncs and
-// closes the log, and releases the directory. It returns the first error
-// the log met.
+// close stops the durable mode's goroutines (c.done is closed), waits for
+// a caller's Compact under way (c.closed is set, so no other starts), syncs
+// and closes the log, and releases the directory. It returns the first
+// error the log met.
 func (d *durable) close() error {
 	d.wg.Wait()
+	d.compactMu.Lock()
+	defer d.compactMu.Unlock()
 	err := d.log.close()
 	if lerr := d.lock.Close(); err == nil && lerr != nil {
 		err = &ioError{op: "unlock " + d.dir, err: lerr}

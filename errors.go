@@ -52,7 +52,12 @@ var (
 	ErrCorrupt = errors.New("corrupt file")
 
 	// ErrLocked is returned by Open when another Collection, in this
-	// process or another, has the directory open.
+	// process or another, has the directory open. Within one process this
+	// holds whatever path leads to the directory (a symbolic link) and
+	// even if its LOCK file was removed. Between processes it rests on an
+	// flock on dir/LOCK: removing that file while the directory is open
+	// lets another process open it too, and the two then lose each
+	// other's writes.
 	ErrLocked = errors.New("directory locked by another collection")
 
 	// ErrIO is returned when a durable collection could not write or sync
