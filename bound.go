@@ -373,13 +373,13 @@ func (c *Collection) shrink(op string) error {
 	c.lim.release(r.docs, r.bytes) // nothing to put in it
 	r.give(&c.lim)
 	c.lim.ended()
-	c.reportEvicted(&r) // holding nothing: OnEvict may write
 	if errors.Is(err, ErrFull) {
 		err = nil // writes are refused until the usage falls
 	}
 	if err2 := c.synced(r.lsn); err == nil {
 		err = err2
 	}
+	c.reportEvicted(&r) // holding nothing: OnEvict may write
 	return err
 }
 
@@ -640,9 +640,11 @@ func (c *Collection) makeRoomLocked(s *shard, id string, dDocs, dBytes, pinned, 
 }
 
 // sweepForRoom sweeps expired documents, a batch at a time, until enough
-// reports true or none is left expired at second now, and returns what
-// enough then reports. What it sweeps is added to r's removals, to be
-// reported once the write holds nothing: r may hold room already.
+// reports true, none is left expired at second now or a durable log
+// refuses a batch, and returns what enough then reports. What it sweeps is
+// added to r's removals, to be reported once the write holds nothing (r
+// may hold room already) and, like its evictions, once the log records
+// are synced as the write's own is (r.lsn).
 func (c *Collection) sweepForRoom(now int64, enough func() bool, r *room) bool {
 	if enough() {
 		return true
@@ -656,7 +658,14 @@ func (c *Collection) sweepForRoom(now int64, enough func() bool, r *room) bool {
 	for i := range c.shards {
 		s := &c.shards[i]
 		for isExpired(s.minExp.Load(), now) {
-			for _, sl := range c.sweepBatch(s, now, &b) {
+			removed, ok := c.sweepBatch(s, now, &b)
+			if !ok {
+				return enough() // the log refused the batch: it stays
+			}
+			// The write waits for the batch's record as for its
+			// evictions', and reports after (SyncAlways: once durable).
+			r.lsn = max(r.lsn, b.lsn)
+			for _, sl := range removed {
 				r.removed(removal{slot: sl, expired: true})
 			}
 			b.clear()

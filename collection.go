@@ -83,7 +83,10 @@ type Options struct {
 	// MaxDocumentSize is the largest document accepted, in bytes of JSON as
 	// passed to the write (after marshaling, for a Go value). Zero means
 	// DefaultMaxDocumentSize; negative values and values above
-	// math.MaxInt32 (2 GiB) make New fail.
+	// math.MaxInt32 (2 GiB) make New fail. It governs writes only: Open
+	// loads every document its directory holds, even one larger than the
+	// limit (written under a larger one), and keeps it until it is
+	// replaced, deleted or expires.
 	MaxDocumentSize int
 
 	// OnExpire, when not nil, is called once for every document removed from
@@ -96,8 +99,9 @@ type Options struct {
 	// except Close from the background sweeper's goroutine, which would wait
 	// for itself: a call that reports holds no lock and no room a write
 	// could wait for. A write reports what it removed at its end, after it
-	// stored its own document (or gave up). Explicit deletes are not
-	// reported.
+	// stored its own document (or gave up) and, in a durable collection,
+	// once the removals' log records are as durable as its own. Explicit
+	// deletes are not reported.
 	OnExpire func(Document)
 
 	// MaxDocuments bounds how many documents the collection holds, expired
@@ -534,7 +538,6 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 		s.mu.Unlock()
 		c.lim.ended()
 
-		c.reportEvicted(&r)
 		c.noteExpiry(exp)
 		if had {
 			c.views.forget(old)
@@ -543,7 +546,12 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 			c.swept.Add(1)
 			c.report([]slot{{e: old, exp: oldExp}})
 		}
-		if err := c.synced(max(lsn, r.lsn)); err != nil {
+		err := c.synced(max(lsn, r.lsn))
+		// What was swept and evicted for the write, once it is as
+		// durable as the write (and reported even if the sync failed:
+		// it is gone from memory).
+		c.reportEvicted(&r)
+		if err != nil {
 			return Document{}, err
 		}
 		return Document{e: e, exp: exp}, nil
@@ -551,9 +559,9 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 }
 
 // failed returns err, the error of a write that changed nothing, after
-// giving back the room evicted for it, reporting what was removed for it
-// and waiting for the log records of those removals: they stand, whether
-// or not the write does. (A write refuses before it evicts when evicting
+// giving back the room evicted for it, waiting for the log records of what
+// was removed for it and reporting those removals: they stand, whether or
+// not the write does. (A write refuses before it evicts when evicting
 // cannot make its room; evictions stand behind a failed write only when
 // other calls ran at the same time, or the log failed: see
 // EvictionPolicy.) A failure to sync them is returned instead.
@@ -566,11 +574,13 @@ func (c *Collection) failed(r *room, err error) error {
 	// count: tell a room maker that waits for it (one atomic load when
 	// none does).
 	c.lim.ended()
-	c.reportEvicted(r) // holding nothing: OnEvict and OnExpire may write
+	var serr error
 	if r.lsn != 0 {
-		if serr := c.synced(r.lsn); serr != nil {
-			return serr
-		}
+		serr = c.synced(r.lsn)
+	}
+	c.reportEvicted(r) // holding nothing: OnEvict and OnExpire may write
+	if serr != nil {
+		return serr
 	}
 	return err
 }
@@ -949,9 +959,11 @@ type Stats struct {
 	// New (by sweeps, SetDefaultTTL's purge, and writes that reused their
 	// ids). Explicit deletes are not counted.
 	Swept uint64
-	// TornBytes is, for a durable collection, the size of the torn record
-	// Open cut from the end of its log: a write a crash interrupted, which
-	// no caller had been told had succeeded. 0 otherwise.
+	// TornBytes is, for a durable collection, the size of the torn tail
+	// Open cut from the end of its log: writes a crash or a full disk
+	// interrupted (a torn record, or whole records whose group lacks its
+	// commit record), which no caller had been told had succeeded. 0
+	// otherwise.
 	TornBytes int64
 	// LogSyncs is, for a durable collection, how many times its log was
 	// fsynced since Open: with SyncAlways and many writers, far fewer
@@ -1220,8 +1232,11 @@ func (c *Collection) recountFixedLocked() {
 // applies to them.
 //
 // For a durable collection, Close also waits for a compaction under way,
-// syncs whatever the log holds unsynced, closes it and releases the
-// directory; it returns the first I/O error the log met (ErrIO), if any.
+// the background compactor's or a caller's Compact (however slow the disk,
+// and with the directory still locked), syncs whatever the log holds
+// unsynced, closes it and releases the directory; it returns the first I/O
+// error the log met (ErrIO), if any. A Compact called once Close has begun
+// returns ErrClosed.
 // Close is idempotent: later calls return nil.
 func (c *Collection) Close() error {
 	var err error

@@ -130,10 +130,14 @@
 // replays the newest snapshot and the logs after it. A restart or a crash
 // changes nothing observable: documents come back with their _ts, _etag and
 // ttl, expiry stays absolute, and nothing deleted or expired returns.
-// Options.Sync chooses what a power loss may lose (SyncPolicy). A torn
-// record at the end of the log is cut (Stats.TornBytes); any other damage
-// is ErrCorrupt. A failed write or fsync (ErrIO) is final: later writes
-// fail, reads go on. The log is compacted into a snapshot in the background,
+// Options.Sync chooses what a power loss may lose (SyncPolicy). The log
+// holds commit groups, each closed by a commit record: a group that a crash
+// or a full disk cut short is never applied, so what a writer was told and
+// what a restart shows agree. Such a torn tail is cut at Open
+// (Stats.TornBytes); any other damage is ErrCorrupt. A failed write or
+// fsync (ErrIO) is final: later writes fail, reads go on. Sweeps are
+// logged, so a document swept before a restart stays gone and is reported
+// to OnExpire once, whatever the restart. The log is compacted into a snapshot in the background,
 // or by Compact. All disk access goes through internal/vfs, and the files'
 // format is written out in durable_record.go and internal/wal.
 //

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -62,20 +63,29 @@ type durable struct {
 // the effect of every change to it, every delete. Expiry is absolute
 // (_ts + ttl), so a document expires at the same second whether or not the
 // process restarted; documents that expired while it was down are not
-// served, and the sweeper removes them and reports them to OnExpire (so a
-// document that expired just before a crash may be reported again after it;
-// never twice in one process). _etags never repeat across restarts.
+// served, and the sweeper removes them and reports them to OnExpire. Sweeps
+// are logged before they are reported, so a document swept before a
+// restart is not back after it, and is reported once: across a clean
+// Close or a kill -9 under every policy, and across a power loss under
+// SyncAlways (whose sweeps wait for the fsync before they report). _etags
+// never repeat across restarts.
 //
 // opts.DefaultTTL is the collection's setting, as for New: if it differs
 // from the stored one, Open applies it as SetDefaultTTL would at that
 // moment (what had expired stays gone; R13), and stores it.
 //
+// opts.MaxDocumentSize limits new writes, not what Open loads: documents
+// stored under a larger limit are loaded and kept whatever their size.
+//
 // A record torn by a crash at the very end of the log (one whose write no
 // caller was told had succeeded) is cut off; Stats.TornBytes says how many
 // bytes. Any other damage makes Open fail with ErrCorrupt, naming the file
 // and offset, and change nothing on disk. Open returns ErrLocked if another
-// Collection has the directory open, ErrIO if the disk fails, and the
-// errors of New for bad options.
+// Collection has the directory open (in this process, through any path to
+// it and even if dir/LOCK was removed; in another process, as long as
+// dir/LOCK is left alone), ErrIO if the disk fails, and the errors of New
+// for bad options. Open creates dir/LOCK if it is missing, and removes no
+// file it did not write.
 func Open(dir string, opts Options) (*Collection, error) {
 	return open(vfs.OS, dir, opts, compactMinBytes, false)
 }
@@ -184,12 +194,12 @@ func (d *durable) load(c *Collection, policy SyncPolicy) error {
 		return err
 	}
 	base := uint64(1)
-	var etag uint64
+	var etag, seq uint64
 	var snapSize int64
 	found := false
 	if len(snaps) > 0 {
 		base = snaps[len(snaps)-1]
-		if etag, snapSize, err = d.loadSnapshot(c, base); err != nil {
+		if etag, seq, snapSize, err = d.loadSnapshot(c, base); err != nil {
 			return err
 		}
 		found = true
@@ -208,25 +218,22 @@ func (d *durable) load(c *Collection, policy SyncPolicy) error {
 			return d.corrupt(fileName(replay[0]+uint64(i), wal.KindLog), 0, "missing: logs "+strconv.FormatUint(replay[0], 10)+" to "+strconv.FormatUint(n, 10)+" must all be there")
 		}
 	}
-	var last struct {
-		num        uint64
-		size, torn int64
-	}
+	var last replayed
 	for i, n := range replay {
-		size, torn, maxEtag, err := d.replayLog(c, n)
+		rp, err := d.replayLog(c, n)
 		if err != nil {
 			return err
 		}
-		etag = max(etag, maxEtag)
-		found = found || maxEtag > 0 || size > wal.HeaderSize
-		last.num, last.size, last.torn = n, size, torn
-		if torn > 0 && i < len(replay)-1 {
+		etag, seq = max(etag, rp.etag), max(seq, rp.seq)
+		found = found || rp.records > 0
+		last = rp
+		if rp.torn > 0 && i < len(replay)-1 {
 			// A log is fsynced before the next one takes records, so
 			// only the last can have been torn by a crash, unless the
 			// later ones are empty: a compaction started one and
 			// failed to sync this one. Then this one is the last.
 			if err := d.dropEmptyLogs(c, replay[i+1:]); err != nil {
-				return d.corrupt(fileName(n, wal.KindLog), size, "torn, and "+err.Error())
+				return d.corrupt(fileName(n, wal.KindLog), rp.end, "torn, and "+err.Error())
 			}
 			replay = replay[:i+1]
 			break
@@ -240,43 +247,70 @@ func (d *durable) load(c *Collection, policy SyncPolicy) error {
 		c.resumeEtags(etag + 1<<40)
 	}
 	var f vfs.File
+	size := preambleSize
 	if len(replay) == 0 {
-		last.num = base
-		f, err = d.createLog(base)
-		if err != nil {
+		if f, err = d.createLog(base); err != nil {
 			return err
 		}
-		last.size = wal.HeaderSize
+		last.num = base
 	} else {
-		name := d.path(fileName(last.num, wal.KindLog))
-		if f, err = d.fs.OpenAppend(name); err != nil {
-			return &ioError{op: "open " + name, err: err}
+		if f, size, err = d.continueLog(last); err != nil {
+			return err
 		}
-		if last.torn > 0 || last.size < wal.HeaderSize {
-			// Cut the torn record, so the next one follows the last
-			// good one; a log torn within its header, or left empty
-			// by a crash right after its creation, starts anew.
-			err = f.Truncate(last.size)
-			if err == nil && last.size < wal.HeaderSize {
-				_, err = f.Write(wal.AppendHeader(nil, wal.KindLog))
-				last.size = wal.HeaderSize
-			}
-			if err == nil {
-				err = f.Sync()
-			}
-			if err != nil {
-				f.Close()
-				return &ioError{op: "cut the torn tail of " + name, err: err}
+		if f == nil {
+			// A log without commit groups, written by an earlier
+			// version: the writes go on in a new one.
+			last.num++
+			if f, err = d.createLog(last.num); err != nil {
+				return err
 			}
 		}
 		d.torn = last.torn
 	}
-	d.log = newLogWriter(f, last.num, last.size, policy)
+	d.log = newLogWriter(f, last.num, size, policy, seq)
 	d.setCompactAt(snapSize)
 	return nil
 }
 
-// createLog creates log num with its header, durable (directory entry
+// continueLog opens the last log, last, for appending: it cuts its torn
+// tail (a torn record, or a group without its recCommit), so that the next
+// group follows the last whole one, and returns it with its size. A log
+// torn within its preamble, or left empty by a crash right after its
+// creation, starts anew. A log with records but without commit groups is
+// synced and left as it is: continueLog returns a nil File, and the caller
+// starts the next log.
+func (d *durable) continueLog(last replayed) (vfs.File, int64, error) {
+	name := d.path(fileName(last.num, wal.KindLog))
+	f, err := d.fs.OpenAppend(name)
+	if err != nil {
+		return nil, 0, &ioError{op: "open " + name, err: err}
+	}
+	size := last.end
+	switch {
+	case !last.groups && last.records == 0:
+		err = f.Truncate(0)
+		if err == nil {
+			_, err = f.Write(logPreamble())
+		}
+		size = preambleSize
+	case last.torn > 0:
+		err = f.Truncate(last.end)
+	}
+	if err == nil && (last.torn > 0 || !last.groups) {
+		err = f.Sync()
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, &ioError{op: "cut the torn tail of " + name, err: err}
+	}
+	if !last.groups && last.records > 0 {
+		f.Close()
+		return nil, 0, nil
+	}
+	return f, size, nil
+}
+
+// createLog creates log num with its preamble, durable (directory entry
 // included) before it returns.
 func (d *durable) createLog(num uint64) (vfs.File, error) {
 	name := d.path(fileName(num, wal.KindLog))
@@ -284,7 +318,7 @@ func (d *durable) createLog(num uint64) (vfs.File, error) {
 	if err != nil {
 		return nil, &ioError{op: "create " + name, err: err}
 	}
-	_, err = f.Write(wal.AppendHeader(nil, wal.KindLog))
+	_, err = f.Write(logPreamble())
 	if err == nil {
 		err = f.Sync()
 	}
@@ -313,13 +347,18 @@ func (d *durable) readError(name string, err error) error {
 	return &ioError{op: "read " + d.path(name), err: err}
 }
 
-// maxRecord is the longest payload a record of c may have: the largest
-// document plus its recPut header.
-func (c *Collection) maxRecord() int {
-	return putHeaderSize + c.maxSize + MaxIDLength
-}
+// maxRecord is the longest payload a reader accepts: the longest record the
+// library can have written, whatever MaxDocumentSize was then (the largest
+// it allows, plus a recPut header), capped to an int on 32-bit platforms.
+// It is a format limit, not the collection's option: a directory written
+// with a larger MaxDocumentSize opens with a smaller one, to every document
+// (the option limits new writes). A length above it is corrupt. Nothing is
+// allocated from a length before the reader has checked that the file
+// holds that many bytes, so a generous limit costs no memory.
+const maxRecord = min(putHeaderSize+math.MaxInt32+MaxIDLength, math.MaxInt)
 
-// openReader opens file name for reading with a wal reader of kind.
+// openReader opens file name for reading with a wal reader of kind. c is
+// not used: the limit on a record's length is maxRecord, the format's.
 func (d *durable) openReader(c *Collection, name string, kind wal.Kind) (vfs.File, *wal.Reader, error) {
 	f, err := d.fs.Open(d.path(name))
 	if err != nil {
@@ -330,7 +369,7 @@ func (d *durable) openReader(c *Collection, name string, kind wal.Kind) (vfs.Fil
 		f.Close()
 		return nil, nil, &ioError{op: "stat " + d.path(name), err: err}
 	}
-	r, err := wal.NewReader(f, size, kind, c.maxRecord())
+	r, err := wal.NewReader(f, size, kind, maxRecord)
 	if err != nil {
 		f.Close()
 		return nil, nil, d.readError(name, err)
@@ -338,13 +377,13 @@ func (d *durable) openReader(c *Collection, name string, kind wal.Kind) (vfs.Fil
 	return f, r, nil
 }
 
-// loadSnapshot loads snapshot num into c and returns the last _etag it
-// records and the snapshot's size.
-func (d *durable) loadSnapshot(c *Collection, num uint64) (etag uint64, size int64, err error) {
+// loadSnapshot loads snapshot num into c and returns the last _etag and
+// sequence number it records and the snapshot's size.
+func (d *durable) loadSnapshot(c *Collection, num uint64) (etag, seq uint64, size int64, err error) {
 	name := fileName(num, wal.KindSnapshot)
 	f, r, err := d.openReader(c, name, wal.KindSnapshot)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	defer f.Close()
 	var count uint64
@@ -353,44 +392,52 @@ func (d *durable) loadSnapshot(c *Collection, num uint64) (etag uint64, size int
 		typ, p, err := r.Next()
 		if err == io.EOF {
 			// A snapshot is published whole: a tail is damage.
-			return 0, 0, d.corrupt(name, r.Offset(), "ends without its end record")
+			return 0, 0, 0, d.corrupt(name, r.Offset(), "ends without its end record")
 		} else if err != nil {
-			return 0, 0, d.readError(name, err)
+			return 0, 0, 0, d.readError(name, err)
+		}
+		if i == 0 {
+			def, e, s, ok := decodeSnapInfo(p)
+			if typ != recSnapInfo || !ok {
+				return 0, 0, 0, d.corrupt(name, off, "does not start with its info record")
+			}
+			c.def.Store(def)
+			etag, seq = e, s
+			continue
 		}
 		switch {
-		case i == 0 && typ == recSnapInfo && len(p) == 12 && validDefault(int32(le.Uint32(p))):
-			c.def.Store(int32(le.Uint32(p)))
-			etag = le.Uint64(p[4:])
-		case i == 0:
-			return 0, 0, d.corrupt(name, off, "does not start with its info record")
 		case typ == recPut:
 			e, err := decodePut(p)
 			if err != nil {
-				return 0, 0, d.corrupt(name, off, err.Error())
+				return 0, 0, 0, d.corrupt(name, off, err.Error())
 			}
 			c.applyPut(e)
 			etag = max(etag, e.etag)
 			count++
 		case typ == recSnapEnd && len(p) == 8 && le.Uint64(p) == count:
 			if _, _, err := r.Next(); err != io.EOF || r.Torn() > 0 {
-				return 0, 0, d.corrupt(name, r.Offset(), "data after the end record")
+				return 0, 0, 0, d.corrupt(name, r.Offset(), "data after the end record")
 			}
-			return etag, r.Offset(), nil
+			return etag, seq, r.Offset(), nil
 		default:
-			return 0, 0, d.corrupt(name, off, "unexpected record of type "+strconv.Itoa(int(typ)))
+			return 0, 0, 0, d.corrupt(name, off, "unexpected record of type "+strconv.Itoa(int(typ)))
 		}
 	}
 }
 
 // dropEmptyLogs removes the logs nums, after checking that none holds a
-// record; otherwise it removes nothing and says which one does.
+// record but its recLogInfo; otherwise it removes nothing and says which
+// one does.
 func (d *durable) dropEmptyLogs(c *Collection, nums []uint64) error {
 	for _, n := range nums {
 		f, r, err := d.openReader(c, fileName(n, wal.KindLog), wal.KindLog)
 		if err != nil {
 			return err
 		}
-		_, _, err = r.Next()
+		typ, _, err := r.Next()
+		if err == nil && typ == recLogInfo {
+			_, _, err = r.Next()
+		}
 		f.Close()
 		if err != io.EOF {
 			return errors.New("a later log, " + fileName(n, wal.KindLog) + ", has records")
@@ -407,52 +454,133 @@ func (d *durable) dropEmptyLogs(c *Collection, nums []uint64) error {
 	return nil
 }
 
-// replayLog applies log num to c. It returns the offset where the log's
-// good records end, the bytes of torn tail after them, and the largest
-// _etag it holds.
-func (d *durable) replayLog(c *Collection, num uint64) (size, torn int64, etag uint64, err error) {
+// replayed is what replayLog found in a log.
+type replayed struct {
+	num     uint64 // the log's number
+	end     int64  // where its last whole group (or record, in a log without groups) ends
+	torn    int64  // the bytes after end: a torn record, or a group without its recCommit
+	etag    uint64 // the largest _etag it holds
+	seq     uint64 // the sequence number of its last recCommit; 0 if none
+	groups  bool   // it starts with recLogInfo: its records are in commit groups
+	records int    // the records it applied
+}
+
+// replayLog applies log num to c: each commit group once its recCommit is
+// read, or in a log without groups each record as it comes.
+func (d *durable) replayLog(c *Collection, num uint64) (replayed, error) {
+	rp := replayed{num: num}
 	name := fileName(num, wal.KindLog)
 	f, r, err := d.openReader(c, name, wal.KindLog)
 	if err != nil {
-		return 0, 0, 0, err
+		return rp, err
 	}
 	defer f.Close()
-	for {
+	rp.end = r.Offset()
+	var group []logOp
+	for i := 0; ; i++ {
 		off := r.Offset()
 		typ, p, err := r.Next()
 		if err == io.EOF {
 			break
 		} else if err != nil {
-			return 0, 0, 0, d.readError(name, err)
+			return rp, d.readError(name, err)
 		}
-		switch typ {
-		case recPut:
-			e, err := decodePut(p)
-			if err != nil {
-				return 0, 0, 0, d.corrupt(name, off, err.Error())
+		switch {
+		case typ == recLogInfo && i == 0:
+			if len(p) != 4 || le.Uint32(p) != logFormatGroups {
+				return rp, d.corrupt(name, off, "log info record of an unknown format")
 			}
-			c.applyPut(e)
-			etag = max(etag, e.etag)
-		case recDelete:
-			c.applyDelete(string(p))
-		case recDefault:
-			old, def, at, err := decodeDefault(p)
-			if err != nil {
-				return 0, 0, 0, d.corrupt(name, off, err.Error())
+			rp.groups = true
+			rp.end = r.Offset()
+		case typ == recCommit && rp.groups:
+			count, seq, err := decodeCommit(p)
+			switch {
+			case err != nil:
+				return rp, d.corrupt(name, off, err.Error())
+			case count == 0 || int(count) != len(group):
+				return rp, d.corrupt(name, off, fmt.Sprintf("commit record closes %d records, after %d", count, len(group)))
+			case rp.seq != 0 && seq != rp.seq+uint64(count):
+				return rp, d.corrupt(name, off, fmt.Sprintf("commit record's sequence number %d does not follow %d by %d", seq, rp.seq, count))
 			}
-			c.lockAll()
-			c.redefineLocked(old, def, at)
-			c.unlockAll()
+			for _, op := range group {
+				c.applyOp(op)
+			}
+			clear(group)
+			group = group[:0]
+			rp.records += int(count)
+			rp.seq, rp.end = seq, r.Offset()
 		default:
-			return 0, 0, 0, d.corrupt(name, off, "unknown record type "+strconv.Itoa(int(typ)))
+			op, err := decodeOp(typ, p)
+			if err != nil {
+				return rp, d.corrupt(name, off, err.Error())
+			}
+			if op.e != nil {
+				rp.etag = max(rp.etag, op.e.etag)
+			}
+			if rp.groups {
+				group = append(group, op)
+				continue
+			}
+			c.applyOp(op)
+			rp.records++
+			rp.end = r.Offset()
 		}
 	}
-	return r.Offset(), r.Torn(), etag, nil
+	rp.torn = r.Offset() + r.Torn() - rp.end
+	return rp, nil
+}
+
+// logOp is a log record's change, decoded.
+type logOp struct {
+	typ byte
+	e   *entry   // recPut: the document
+	ids []string // recDelete: one id; recExpire: the ids
+	old int32    // recDefault: the DefaultTTL before,
+	def int32    // after,
+	at  int64    // and the second of the change
+}
+
+// decodeOp decodes a record of a change (not recCommit or recLogInfo).
+func decodeOp(typ byte, p []byte) (logOp, error) {
+	op := logOp{typ: typ}
+	var err error
+	switch typ {
+	case recPut:
+		op.e, err = decodePut(p)
+	case recDelete:
+		op.ids = []string{string(p)}
+	case recExpire:
+		op.ids, err = decodeExpire(p)
+	case recDefault:
+		op.old, op.def, op.at, err = decodeDefault(p)
+	default:
+		err = errors.New("unknown record type " + strconv.Itoa(int(typ)))
+	}
+	return op, err
+}
+
+// applyOp applies a change read from a log; nothing is logged or reported.
+func (c *Collection) applyOp(op logOp) {
+	switch op.typ {
+	case recPut:
+		c.applyPut(op.e)
+	case recDelete, recExpire:
+		for _, id := range op.ids {
+			c.applyDelete(id)
+		}
+	case recDefault:
+		c.lockAll()
+		c.redefineLocked(op.old, op.def, op.at)
+		c.unlockAll()
+	}
 }
 
 // cleanUp removes what an interrupted compaction left: temporary snapshots
 // and the files a newer snapshot replaces. It is best effort: such files
-// are never read.
+// are never read. It removes only names of the library's own forms
+// (NNNNNNNNNNNNNNNN.log, .snap and .snap.tmp, sixteen digits): anything
+// else in the directory (a note, a backup such as
+// 0000000000000001.log.bak) is the user's, and stays.
 func (d *durable) cleanUp() {
 	names, err := d.fs.List(d.dir)
 	if err != nil {
@@ -467,8 +595,9 @@ func (d *durable) cleanUp() {
 	}
 	removed := false
 	for _, name := range names {
-		n, _, ok := fileNumber(name)
-		if strings.HasSuffix(name, ".tmp") || (ok && n < base) {
+		n, ext, ok := fileNumber(name)
+		stale := ext == "snap.tmp" || (n < base && (ext == "log" || ext == "snap"))
+		if ok && stale {
 			removed = d.fs.Remove(d.path(name)) == nil || removed
 		}
 	}
@@ -540,7 +669,9 @@ func (c *Collection) runCompactor() {
 // (a write holds its shard's lock until its record is written to the OS,
 // and a reader of that shard waits for it). An error leaves the directory
 // loading to the same documents. On a collection made by New it does
-// nothing and returns nil; after Close it returns ErrClosed.
+// nothing and returns nil. Once Close has begun it returns ErrClosed; Close
+// waits for a Compact already under way (the directory stays locked until
+// it ends), so a slow disk makes Close as slow as the compaction.
 func (c *Collection) Compact() error {
 	if c.closed.Load() {
 		return newError("compact", "", ErrClosed)
@@ -553,9 +684,16 @@ func (c *Collection) Compact() error {
 
 // compact starts the next log, captures the live documents, and publishes
 // them as the snapshot that goes with that log.
+//
+// It returns ErrClosed, doing nothing, once Close has begun: Close takes
+// compactMu after setting c.closed, so it waits for a compaction under way
+// and none starts after it.
 func (d *durable) compact(c *Collection) error {
 	d.compactMu.Lock()
 	defer d.compactMu.Unlock()
+	if c.closed.Load() {
+		return newError("compact", "", ErrClosed)
+	}
 	d.log.mu.Lock()
 	num := d.log.num + 1
 	d.log.mu.Unlock()
@@ -563,12 +701,13 @@ func (d *durable) compact(c *Collection) error {
 	if err != nil {
 		return err
 	}
-	if err := d.log.rotate(nf, num); err != nil {
+	seq, err := d.log.rotate(nf, num)
+	if err != nil {
 		nf.Close() // empty: Open removes it
 		return err
 	}
 	live, def, etag := c.capture()
-	size, err := d.writeSnapshot(num, live, def, etag)
+	size, err := d.writeSnapshot(num, live, def, etag, seq)
 	clear(live)
 	if err != nil {
 		return err
@@ -608,14 +747,14 @@ func (c *Collection) capture() (live []*entry, def int32, etag uint64) {
 
 // writeSnapshot writes snapshot num: to a temporary file, fsynced, renamed
 // into place, and the directory fsynced. It returns the snapshot's size.
-func (d *durable) writeSnapshot(num uint64, live []*entry, def int32, etag uint64) (int64, error) {
+func (d *durable) writeSnapshot(num uint64, live []*entry, def int32, etag, seq uint64) (int64, error) {
 	final := d.path(fileName(num, wal.KindSnapshot))
 	tmp := final + ".tmp"
 	f, err := d.fs.Create(tmp)
 	if err != nil {
 		return 0, &ioError{op: "create " + tmp, err: err}
 	}
-	size, err := writeSnapshotTo(f, live, def, etag)
+	size, err := writeSnapshotTo(f, live, def, etag, seq)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -636,11 +775,11 @@ func (d *durable) writeSnapshot(num uint64, live []*entry, def int32, etag uint6
 }
 
 // writeSnapshotTo writes a snapshot's records to w in 1 MiB writes.
-func writeSnapshotTo(w io.Writer, live []*entry, def int32, etag uint64) (int64, error) {
+func writeSnapshotTo(w io.Writer, live []*entry, def int32, etag, seq uint64) (int64, error) {
 	const chunk = 1 << 20
 	buf := make([]byte, 0, chunk+4096)
 	buf = wal.AppendHeader(buf, wal.KindSnapshot)
-	buf = appendSnapInfo(buf, def, etag)
+	buf = appendSnapInfo(buf, def, etag, seq)
 	var size int64
 	for _, e := range live {
 		buf = appendPut(buf, e)
@@ -667,11 +806,14 @@ func (c *Collection) synced(lsn uint64) error {
 	return c.d.log.waitSynced(lsn)
 }
 
-// close stops the durable mode's goroutines (c.done is closed), syncs and
-// closes the log, and releases the directory. It returns the first error
-// the log met.
+// close stops the durable mode's goroutines (c.done is closed), waits for
+// a caller's Compact under way (c.closed is set, so no other starts), syncs
+// and closes the log, and releases the directory. It returns the first
+// error the log met.
 func (d *durable) close() error {
 	d.wg.Wait()
+	d.compactMu.Lock()
+	defer d.compactMu.Unlock()
 	err := d.log.close()
 	if lerr := d.lock.Close(); err == nil && lerr != nil {
 		err = &ioError{op: "unlock " + d.dir, err: lerr}

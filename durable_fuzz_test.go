@@ -40,8 +40,8 @@ func seedLog(t testing.TB) []byte {
 // Open either fails with ErrCorrupt or succeeds with a collection whose
 // invariants hold, whose documents are JSON objects with their own ids,
 // and which reopens to the same documents. It never panics, and never
-// allocates from a length it has not checked (the log's records are
-// bounded by MaxDocumentSize).
+// allocates from a length it has not checked (a record's length is
+// checked against the file's size before anything is allocated for it).
 func FuzzOpen(f *testing.F) {
 	log := seedLog(f)
 	f.Add(log)

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/ttlstore/ttlstore/internal/vfs"
-	"github.com/ttlstore/ttlstore/internal/wal"
 )
 
 // SyncPolicy says when a durable collection's writes reach stable storage,
@@ -53,15 +52,22 @@ const syncInterval = time.Second
 
 // logWriter appends records to the current log file with group commit:
 // each writer adds its record to a shared buffer and waits; one of the
-// waiters (the leader) writes everything buffered in one write(2) while the
-// others wait, and likewise one fsync covers every record written before it
-// began. Records are numbered in the order they are buffered (their LSN),
-// which is the order they reach the file.
+// waiters (the leader) writes everything buffered, closed by a recCommit,
+// in one write(2) while the others wait, and likewise one fsync covers
+// every record written before it began. Records are numbered in the order
+// they are buffered (their LSN, the sequence number a recCommit names),
+// which is the order they reach the file; the numbers go on from the last
+// one the directory holds.
 //
-// A failed write(2) or fsync is final (after a failed fsync the kernel may
-// have dropped the dirty pages, so a retry could succeed without the data):
-// the error is latched, the writes that met it and every later one fail
-// with it, and nothing is retried.
+// A failed write(2) or fsync is final: the error is latched, the writes
+// that met it and every later one fail with it, and nothing is retried.
+// The group a failed write(2) cut short has no recCommit in the file, so
+// no restart applies it: what its writers were told (ErrIO) and what a
+// restart shows agree. Records written before it are whole and closed, and
+// are still fsynced for the writers that wait for them (a full disk does
+// not stop fsync of what is written). After a failed fsync, nothing is
+// fsynced again: the kernel may have dropped the dirty pages, so a retry
+// could succeed without the data.
 //
 // Callers hold the shard lock of the document they log (SetDefaultTTL holds
 // all of them) while they call the append methods, so that the log's order
@@ -81,6 +87,7 @@ type logWriter struct {
 	size      int64    // bytes written to f, its header included
 	compactAt int64    // size past which the compactor is told
 	buf       []byte   // records buffered, not yet written
+	count     uint32   // how many records buf holds
 	spare     []byte   // the previous batch's buffer, for reuse
 	next      uint64   // LSN of the last record buffered
 	written   uint64   // LSN of the last record written to the OS
@@ -90,12 +97,13 @@ type logWriter struct {
 	syncStart time.Time
 	syncs     uint64 // fsyncs of log files that succeeded
 	err       error  // the first I/O failure, latched; or errLogClosed
+	noSync    bool   // an fsync failed, or the log is closed: fsync no more
 }
 
 // newLogWriter returns a writer appending to f, file number num, of size
-// bytes.
-func newLogWriter(f vfs.File, num uint64, size int64, policy SyncPolicy) *logWriter {
-	l := &logWriter{policy: policy, f: f, num: num, size: size,
+// bytes, whose records are numbered from seq+1 on.
+func newLogWriter(f vfs.File, num uint64, size int64, policy SyncPolicy, seq uint64) *logWriter {
+	l := &logWriter{policy: policy, f: f, num: num, size: size, next: seq, written: seq, synced: seq,
 		kick: make(chan struct{}, 1), full: make(chan struct{}, 1), compactAt: 1<<63 - 1}
 	l.cond.L = &l.mu
 	return l
@@ -135,11 +143,24 @@ func (l *logWriter) appendDefault(old, def int32, at int64) (uint64, error) {
 	return l.flushLocked()
 }
 
+// appendExpire logs that a sweep removed the expired documents of removed;
+// see appendPut.
+func (l *logWriter) appendExpire(removed []slot) (uint64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil {
+		return 0, l.err
+	}
+	l.buf = appendExpire(l.buf, removed)
+	return l.flushLocked()
+}
+
 // flushLocked numbers the record just buffered and waits until it is
 // written to the OS, writing the buffer itself when no other writer is.
 // l.mu is held, and released while writing.
 func (l *logWriter) flushLocked() (uint64, error) {
 	l.next++
+	l.count++
 	lsn := l.next
 	for l.written < lsn {
 		if l.err != nil {
@@ -150,16 +171,19 @@ func (l *logWriter) flushLocked() (uint64, error) {
 			continue
 		}
 		l.writing = true
-		batch, last, f := l.buf, l.next, l.f
+		batch, last, f := appendCommit(l.buf, l.count, l.next), l.next, l.f
 		// buf takes the spare array, which must stop being the spare:
 		// writers append to buf while this batch is written.
-		l.buf, l.spare = l.spare[:0], nil
+		l.buf, l.spare, l.count = l.spare[:0], nil, 0
 		l.mu.Unlock()
 		n, err := f.Write(batch)
 		l.mu.Lock()
 		l.writing = false
 		l.size += int64(n)
 		if err != nil {
+			// The group's recCommit, at its end, did not reach the
+			// file (a Write that fails has written less than all):
+			// no restart applies any of the group.
 			l.failLocked("write log", err)
 		} else {
 			l.written = last
@@ -203,7 +227,7 @@ func (l *logWriter) waitSynced(lsn uint64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for l.synced < lsn {
-		if l.err != nil {
+		if l.noSync {
 			return l.err
 		}
 		if l.syncing {
@@ -227,6 +251,7 @@ func (l *logWriter) syncLocked() {
 	l.syncing = false
 	if err != nil {
 		l.failLocked("sync log", err)
+		l.noSync = true
 	} else {
 		l.synced = max(l.synced, target)
 		l.syncs++
@@ -264,21 +289,22 @@ func (l *logWriter) runSyncer(done <-chan struct{}, wg *sync.WaitGroup) {
 		for l.syncing {
 			l.cond.Wait()
 		}
-		if l.err == nil && l.synced < l.written {
+		if !l.noSync && l.synced < l.written {
 			l.syncLocked()
 		}
 		l.mu.Unlock()
 	}
 }
 
-// rotate makes nf, file number num with its header written and synced,
-// the current log: records buffered from now on go to it. The old file is
+// rotate makes nf, file number num with its preamble written and synced,
+// the current log: records buffered from now on go to it. It returns the
+// sequence number of the last record written to the old file. The old file is
 // fsynced before any record goes to nf, so that the logs always hold a
 // prefix of the writes (a power loss cannot keep a newer log's records and
 // lose an older one's), and only the newest log can have a torn tail. Most
 // of the old file is synced while writers go on; they wait only for the
 // sync of what they wrote during it.
-func (l *logWriter) rotate(nf vfs.File, num uint64) error {
+func (l *logWriter) rotate(nf vfs.File, num uint64) (uint64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for l.syncing {
@@ -291,23 +317,24 @@ func (l *logWriter) rotate(nf vfs.File, num uint64) error {
 		l.cond.Wait()
 	}
 	if l.err != nil {
-		return l.err
+		return 0, l.err
 	}
 	if l.synced < l.written {
 		// The writes made during the first sync: writers wait on l.mu.
 		if err := l.f.Sync(); err != nil {
 			l.failLocked("sync log", err)
+			l.noSync = true
 			l.cond.Broadcast()
-			return l.err
+			return 0, l.err
 		}
 		l.synced = l.written
 		l.syncs++
 	}
 	old := l.f
-	l.f, l.num, l.size = nf, num, wal.HeaderSize
+	l.f, l.num, l.size = nf, num, preambleSize
 	l.cond.Broadcast()
 	old.Close() // synced: nothing of it can be lost any more
-	return nil
+	return l.written, nil
 }
 
 // close syncs what is unsynced, closes the file, and returns the first
@@ -321,17 +348,20 @@ func (l *logWriter) close() error {
 	if l.err == errLogClosed {
 		return nil
 	}
-	if l.err == nil && l.synced < l.written {
-		l.syncLocked()
+	if !l.noSync && l.synced < l.written {
+		l.syncLocked() // after a full disk too: what was written is whole
 	}
 	err := l.err
 	if cerr := l.f.Close(); err == nil && cerr != nil {
 		err = &ioError{op: "close log", err: cerr}
 	}
-	l.err = errLogClosed
+	l.err, l.noSync = errLogClosed, true
 	l.cond.Broadcast()
 	return err
 }
+
+// preambleSize is the size of a new log before its first record.
+var preambleSize = int64(len(logPreamble()))
 
 // errLogClosed is what appends return after close.
 var errLogClosed = newError("write", "", ErrClosed)

@@ -13,8 +13,29 @@ import (
 // All integers are little-endian.
 //
 // Log files (NNNNNNNNNNNNNNNN.log, wal.KindLog) hold, in the order the writes
-// happened:
+// happened, the records below. A log written by this version starts with
+// recLogInfo and is a sequence of commit groups: the records that one
+// write(2) took to the file, followed by the recCommit that closes them.
+// Replay applies a group only once it has read its recCommit, so a group
+// that a full disk or a crash cut short is never applied, even if some of
+// its records are whole: its writers were told it failed, or were told
+// nothing. Such a tail counts as torn (Stats.TornBytes) and is cut. Logs
+// without recLogInfo (written before commit groups existed) apply each
+// record as it comes.
 //
+//	recLogInfo (12) format uint32
+//	                The first record of a log with commit groups; format
+//	                is logFormatGroups (2).
+//	recCommit (4)   count uint32 | seq uint64
+//	                Closes the group of the count records before it (since
+//	                recLogInfo or the previous recCommit); seq is the
+//	                sequence number of the last of them. Sequence numbers
+//	                count every record appended, one each, and go on across
+//	                restarts and compactions.
+//	recExpire (5)   (len uint16 | id)*
+//	                A sweep removed these expired documents: replay removes
+//	                them again, so a restart neither brings them back nor
+//	                reports them to OnExpire a second time.
 //	recPut (1)      ts int64 | etag uint64 | ttl int32 | idOff uint32 |
 //	                idLen uint32 | n uint32 | data
 //	                A document as stored: its _ts, _etag and own ttl (0 for
@@ -35,8 +56,10 @@ import (
 // log also holds (replaying them again is harmless: each record states a
 // whole outcome):
 //
-//	recSnapInfo (10) def int32 | etag uint64
-//	                 The DefaultTTL and the last _etag issued.
+//	recSnapInfo (10) def int32 | etag uint64 [| seq uint64]
+//	                 The DefaultTTL, the last _etag issued and the sequence
+//	                 number of the last record before log NNNNNNNNNNNNNNNN
+//	                 (absent in snapshots written before commit groups).
 //	recPut (1)       one per document, as in a log.
 //	recSnapEnd (11)  count uint64
 //	                 The number of recPut records: a snapshot without it,
@@ -48,9 +71,18 @@ const (
 	recPut      byte = 1
 	recDelete   byte = 2
 	recDefault  byte = 3
+	recCommit   byte = 4
+	recExpire   byte = 5
 	recSnapInfo byte = 10
 	recSnapEnd  byte = 11
+	recLogInfo  byte = 12
 )
+
+// logFormatGroups is recLogInfo's format: records in commit groups.
+const logFormatGroups = 2
+
+// commitSize is the size of a recCommit record, its framing included.
+const commitSize = wal.RecordHeaderSize + 4 + 8
 
 // putHeaderSize is the size of a recPut payload before its data.
 const putHeaderSize = 8 + 8 + 4 + 4 + 4 + 4
@@ -84,6 +116,61 @@ func appendDefault(dst []byte, old, def int32, at int64) []byte {
 	dst = le.AppendUint32(dst, uint32(def))
 	dst = le.AppendUint64(dst, uint64(at))
 	return wal.EndRecord(dst, start, recDefault)
+}
+
+// appendCommit appends a recCommit record closing the count records before
+// it, the last of which has sequence number seq.
+func appendCommit(dst []byte, count uint32, seq uint64) []byte {
+	dst, start := wal.BeginRecord(dst)
+	dst = le.AppendUint32(dst, count)
+	dst = le.AppendUint64(dst, seq)
+	return wal.EndRecord(dst, start, recCommit)
+}
+
+// decodeCommit reads a recCommit payload.
+func decodeCommit(p []byte) (count uint32, seq uint64, err error) {
+	if len(p) != 12 {
+		return 0, 0, fmt.Errorf("commit record of %d bytes, not 12", len(p))
+	}
+	return le.Uint32(p), le.Uint64(p[4:]), nil
+}
+
+// appendLogInfo appends the recLogInfo record that starts a log.
+func appendLogInfo(dst []byte) []byte {
+	dst, start := wal.BeginRecord(dst)
+	dst = le.AppendUint32(dst, logFormatGroups)
+	return wal.EndRecord(dst, start, recLogInfo)
+}
+
+// logPreamble is what a new log starts with: its header and recLogInfo.
+func logPreamble() []byte { return appendLogInfo(wal.AppendHeader(nil, wal.KindLog)) }
+
+// appendExpire appends a recExpire record of the ids of removed to dst.
+func appendExpire(dst []byte, removed []slot) []byte {
+	dst, start := wal.BeginRecord(dst)
+	for _, sl := range removed {
+		id := sl.e.id()
+		dst = le.AppendUint16(dst, uint16(len(id)))
+		dst = append(dst, id...)
+	}
+	return wal.EndRecord(dst, start, recExpire)
+}
+
+// decodeExpire returns the ids of a recExpire payload.
+func decodeExpire(p []byte) ([]string, error) {
+	var ids []string
+	for len(p) > 0 {
+		if len(p) < 2 {
+			return nil, fmt.Errorf("expiry record ends inside an id's length")
+		}
+		n := int(le.Uint16(p))
+		if n == 0 || n > MaxIDLength || n > len(p)-2 {
+			return nil, fmt.Errorf("expiry record has an id of %d bytes, with %d left", n, len(p)-2)
+		}
+		ids = append(ids, string(p[2:2+n]))
+		p = p[2+n:]
+	}
+	return ids, nil
 }
 
 // decodePut rebuilds the entry a recPut payload describes. Every field is
@@ -133,11 +220,25 @@ func decodeDefault(p []byte) (old, def int32, at int64, err error) {
 func validDefault(def int32) bool { return def == 0 || def == Never || def >= 1 }
 
 // appendSnapInfo appends a recSnapInfo record to dst.
-func appendSnapInfo(dst []byte, def int32, etag uint64) []byte {
+func appendSnapInfo(dst []byte, def int32, etag, seq uint64) []byte {
 	dst, start := wal.BeginRecord(dst)
 	dst = le.AppendUint32(dst, uint32(def))
 	dst = le.AppendUint64(dst, etag)
+	dst = le.AppendUint64(dst, seq)
 	return wal.EndRecord(dst, start, recSnapInfo)
+}
+
+// decodeSnapInfo reads a recSnapInfo payload, of 12 bytes (written before
+// commit groups, seq 0) or 20; ok is false for anything else.
+func decodeSnapInfo(p []byte) (def int32, etag, seq uint64, ok bool) {
+	if len(p) != 12 && len(p) != 20 {
+		return 0, 0, 0, false
+	}
+	def, etag = int32(le.Uint32(p)), le.Uint64(p[4:])
+	if len(p) == 20 {
+		seq = le.Uint64(p[12:])
+	}
+	return def, etag, seq, validDefault(def)
 }
 
 // appendSnapEnd appends a recSnapEnd record to dst.

@@ -370,9 +370,12 @@ func copyDir(t *testing.T, src string) string {
 }
 
 // TestDurableTornTail cuts the log at every byte offset of its last three
-// records, as a crash in the middle of appending them would: the directory
-// opens, with exactly the documents whose records are whole, and a torn
-// record is counted in Stats.TornBytes. A zero-filled tail is the same.
+// commit groups (a document's record and the recCommit after it), as a
+// crash in the middle of appending them would: the directory opens, with
+// exactly the documents whose groups are whole, and the rest is counted in
+// Stats.TornBytes. A zero-filled tail is the same, except where the zeros
+// happen to complete a record (the high bytes of a recCommit's sequence
+// number are zeros): whole is what the file holds of the log as written.
 func TestDurableTornTail(t *testing.T) {
 	dir := t.TempDir()
 	clk := newMock()
@@ -391,13 +394,17 @@ func TestDurableTornTail(t *testing.T) {
 	require.NoError(t, err)
 
 	for cut := sizes[2]; cut <= sizes[5]; cut++ {
-		whole := 0 // documents whose records end at or before cut
-		for whole < 6 && sizes[whole] <= cut {
-			whole++
-		}
 		for _, zeros := range []int{0, 37} {
-			d := copyDir(t, dir)
 			torn := append(full[:cut:cut], make([]byte, zeros)...)
+			same := 0 // the bytes torn has of full
+			for same < min(len(torn), len(full)) && torn[same] == full[same] {
+				same++
+			}
+			whole := 0 // documents whose groups end within them
+			for whole < 6 && sizes[whole] <= int64(same) {
+				whole++
+			}
+			d := copyDir(t, dir)
 			require.NoError(t, os.WriteFile(logOf(t, d), torn, 0o600))
 			c, err := ttlstore.Open(d, opts)
 			require.NoError(t, err, "cut at %d of %d, %d zeros", cut, len(full), zeros)

@@ -52,15 +52,23 @@ var (
 	ErrCorrupt = errors.New("corrupt file")
 
 	// ErrLocked is returned by Open when another Collection, in this
-	// process or another, has the directory open.
+	// process or another, has the directory open. Within one process this
+	// holds whatever path leads to the directory (a symbolic link) and
+	// even if its LOCK file was removed. Between processes it rests on an
+	// flock on dir/LOCK: removing that file while the directory is open
+	// lets another process open it too, and the two then lose each
+	// other's writes.
 	ErrLocked = errors.New("directory locked by another collection")
 
 	// ErrIO is returned when a durable collection could not write or sync
 	// its log. The error also wraps the operating system's error (match
 	// syscall.ENOSPC for a full disk). A write that returns it was not
-	// acknowledged; after it every write of the collection fails with
-	// ErrIO (a failed fsync is never retried), while reads go on from
-	// memory, and Close returns the first such error.
+	// applied, and no restart applies it, with one exception: a write
+	// whose fsync failed (under SyncAlways) was applied in memory, and the
+	// kernel may or may not have kept its record. After it every write of
+	// the collection fails with ErrIO (a failed fsync is never retried),
+	// while reads go on from memory, and Close returns the first such
+	// error.
 	ErrIO = errors.New("i/o failure")
 )
 

@@ -104,6 +104,16 @@ func (c *Collection) wakeSweeper() {
 // goroutine, alongside the background sweeper if there is one, and also
 // after Close.
 //
+// A durable collection logs each batch before it reports it, so that a
+// restart neither brings the documents back nor reports them again: each is
+// reported exactly once across clean restarts. Under SyncAlways the report
+// also waits for the record's fsync (one for up to 16384 documents), so that
+// not even a power loss makes one be reported twice; under the other
+// policies a kill -9 cannot, a power loss can for what the OS had not
+// flushed. A batch the log cannot take (after Close, or once the log has
+// failed with ErrIO) is left in memory, invisible as before, for the next
+// Open to sweep and report: Sweep then stops and returns what it removed.
+//
 // Tests drive expiry deterministically with it: move the mock clock, then
 // call Sweep. Readers never need it: expired documents are invisible
 // whether or not they were swept.
@@ -114,10 +124,15 @@ func (c *Collection) sweep(stop <-chan struct{}) int {
 	now := c.now()
 	total := 0
 	var b sweepBuffers
+	defer c.reportHeld(&b)
 	for i := range c.shards {
 		s := &c.shards[i]
 		for isExpired(s.minExp.Load(), now) {
-			total += c.sweepOnce(s, now, &b)
+			n, ok := c.sweepOnce(s, now, &b)
+			total += n
+			if !ok {
+				return total
+			}
 			select {
 			case <-stop:
 				return total
@@ -129,30 +144,78 @@ func (c *Collection) sweep(stop <-chan struct{}) int {
 }
 
 // sweepOnce removes one batch of documents of s expired at second now,
-// reports them and returns how many there were.
-func (c *Collection) sweepOnce(s *shard, now int64, b *sweepBuffers) int {
-	removed := c.sweepBatch(s, now, b)
+// reports them (or holds them in b for reportHeld) and returns how many
+// there were. ok is false when the log refused the batch, which is left in
+// place.
+func (c *Collection) sweepOnce(s *shard, now int64, b *sweepBuffers) (n int, ok bool) {
+	removed, ok := c.sweepBatch(s, now, b)
+	if !ok {
+		return 0, false
+	}
 	c.swept.Add(uint64(len(removed)))
 	c.views.forgetAll(removed)
-	c.report(removed)
+	if b.lsn != 0 && c.d.log.policy == SyncAlways {
+		b.held = append(b.held, removed...)
+		if len(b.held) >= maxHeldReports {
+			c.reportHeld(b)
+		}
+	} else {
+		c.report(removed)
+	}
 	b.clear() // let the removed documents be collected
-	return len(removed)
+	return len(removed), true
 }
+
+// maxHeldReports is how many swept documents a durable collection under
+// SyncAlways holds for one fsync before it reports them.
+const maxHeldReports = 16384
 
 // sweepBuffers is the scratch space of a sweep, reused between batches.
 type sweepBuffers struct {
 	batch  []slot
 	hashes []uint64
+	// held are documents removed and logged, to be reported once the
+	// record lsn is durable (SyncAlways).
+	held []slot
+	lsn  uint64
 }
 
 func (b *sweepBuffers) clear() { clear(b.batch) }
 
+// reportHeld waits for the records of the documents b holds to be durable,
+// and reports them. If the fsync fails they are reported all the same:
+// they are gone from memory, and the log has failed (ErrIO), after which a
+// restart may report them again.
+func (c *Collection) reportHeld(b *sweepBuffers) {
+	if len(b.held) == 0 {
+		return
+	}
+	_ = c.synced(b.lsn)
+	c.report(b.held)
+	clear(b.held)
+	b.held = b.held[:0]
+}
+
 // sweepBatch removes up to c.batch documents of s expired at second now,
 // under s's lock, and returns them. It is the only time a sweep holds a
-// lock.
-func (c *Collection) sweepBatch(s *shard, now int64, b *sweepBuffers) []slot {
+// lock. A durable collection logs the batch under the lock, before it
+// changes anything, so that the log has it in order with the writes of the
+// same ids; if the log refuses it, the batch stays and ok is false.
+func (c *Collection) sweepBatch(s *shard, now int64, b *sweepBuffers) (removed []slot, ok bool) {
 	s.mu.Lock()
 	b.batch = s.index.popExpired(now, c.batch, b.batch[:0])
+	if c.d != nil && len(b.batch) > 0 {
+		lsn, err := c.d.log.appendExpire(b.batch)
+		if err != nil {
+			for _, sl := range b.batch {
+				s.index.insert(sl.e, sl.exp)
+			}
+			s.mu.Unlock()
+			b.clear()
+			return nil, false
+		}
+		b.lsn = lsn
+	}
 	// Hash the ids first, then delete: the loads of the entries are
 	// independent of each other here, so the processor overlaps their
 	// cache misses (a third less time than loading each in the delete).
@@ -172,7 +235,7 @@ func (c *Collection) sweepBatch(s *shard, now int64, b *sweepBuffers) []slot {
 	s.size.Store(int32(s.docs.len()))
 	s.minExp.Store(s.index.min())
 	s.mu.Unlock()
-	return b.batch
+	return b.batch, true
 }
 
 // report passes removed documents to OnExpire. No lock may be held.

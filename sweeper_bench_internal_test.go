@@ -48,7 +48,7 @@ func BenchmarkSweepBatchHold(b *testing.B) {
 					s := &c.shards[i]
 					for isExpired(s.minExp.Load(), now) {
 						t0 := time.Now()
-						removed := c.sweepBatch(s, now, &buf)
+						removed, _ := c.sweepBatch(s, now, &buf)
 						d := time.Since(t0)
 						holds = append(holds, d)
 						total += d

@@ -9,10 +9,13 @@
 #                               #   16-23 minutes on 2 cores (924 s at 034432c)
 #   ./run.sh durable            # the durable stores (ttlstore Open, buntdb, badger),
 #                               #   on disk in $TMPDIR (or /tmp), about 8 minutes
-#   ./run.sh all                # both, one after the other
 #   ./run.sh bounded            # the bounded caches (ttlstore MaxDocuments with
 #                               #   EvictColdest, otter, ristretto), full at 100k,
 #                               #   on 1 and 2 goroutines, about 5 minutes
+#   ./run.sh features           # read-through (ReadOrLoad against ttlcache's and
+#                               #   otter's loaders) and typed views, about 6 minutes
+#   ./run.sh all                # every suite, one after the other: every
+#                               #   benchmark family of bench/ and the library's
 #   BENCH_COUNT=10 ./run.sh     # more samples
 #   BENCH_QUICK=1 ./run.sh      # smoke test: -count 1, short benchtimes
 #                               #   (durable: 100k documents instead of 1M)
@@ -26,9 +29,9 @@ BENCHSTAT=golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 
 suite=${1:-peers}
 case $suite in
-peers | durable | all | bounded) ;;
+peers | durable | all | bounded | features) ;;
 *)
-	echo "usage: $0 [peers|durable|all|bounded]" >&2
+	echo "usage: $0 [peers|durable|bounded|features|all]" >&2
 	exit 2
 	;;
 esac
@@ -48,7 +51,7 @@ echo "== sanity tests (adapters must store, find and expire)" >&2
 go test -count=1 ./... >&2
 echo "== building the benchmark binaries" >&2
 go test -c -o "$tmp/bench.test" .
-if [[ $suite == peers || $suite == all ]]; then
+if [[ $suite == peers || $suite == durable || $suite == all ]]; then
 	(cd .. && go test -c -o "$tmp/lib.test" .)
 fi
 
@@ -163,6 +166,9 @@ durable() {
 	# One stall is one sample of a maximum: take three.
 	group '^BenchmarkDurableCompactStall$' 1x 1x 3
 	group '^BenchmarkDurableReopen$' 1x 1x 3
+	group '^BenchmarkDurableMemory$' 1x 1x 3
+	# The library's own: a logged sweep of 1M expired documents.
+	BIN=lib.test group '^BenchmarkDurableSweep$' 1x 1x 3
 	echo "# run.sh finished after ${SECONDS}s" >>"$out"
 	echo "== done in ${SECONDS}s; raw output in bench/$out" >&2
 	summarize
@@ -179,12 +185,26 @@ bounded() {
 	summarize
 }
 
+# features runs the workloads of read-through loading and typed views.
+features() {
+	start "-features"
+	SECONDS=0
+	group '^BenchmarkLoad(Hit|Miss|Storm)$' 1s 100ms
+	group '^BenchmarkTyped(ReadHit|ReadHitParallel|Write)$' 1s 100ms
+	echo "# run.sh finished after ${SECONDS}s" >>"$out"
+	echo "== done in ${SECONDS}s; raw output in bench/$out" >&2
+	summarize
+}
+
 case $suite in
 peers) peers ;;
 durable) durable ;;
 bounded) bounded ;;
+features) features ;;
 all)
 	peers
 	durable
+	bounded
+	features
 	;;
 esac

@@ -87,6 +87,7 @@ type Model struct {
 	swept   uint64         // how many documents were ever removed because expired
 	writes  uint64         // how many versions were made: the last ETag's number
 	closed  bool
+	durable bool // a closed durable collection's Sweep removes nothing
 }
 
 // New returns an empty Model whose clock reads now, with the given
@@ -320,6 +321,9 @@ func (m *Model) Stats() Stats {
 
 // Sweep removes every expired document, reports each, and returns how many.
 func (m *Model) Sweep() int {
+	if m.closed && m.durable {
+		return 0
+	}
 	n := 0
 	for _, d := range m.docs {
 		if m.expired(d) {
@@ -352,6 +356,11 @@ func (m *Model) SetDefaultTTL(p *int32) error {
 // Close makes the calls on one document, and SetDefaultTTL, return
 // ErrClosed from now on.
 func (m *Model) Close() { m.closed = true }
+
+// SetDurable makes the model one of a durable collection, whose Sweep after
+// Close removes nothing: it could not log the removal, and a removal that
+// is not logged would be reported again after the next Open.
+func (m *Model) SetDurable() { m.durable = true }
 
 // TakeExpired returns the documents removed because they expired since the
 // last call, in no particular order, and forgets them.

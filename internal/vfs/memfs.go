@@ -382,7 +382,8 @@ func (m *MemFS) SyncDir(dir string) error {
 // Lock takes the lock on name, creating an empty file there if it is
 // missing (a current entry, like Create). Locks are kept by cleaned name in
 // this MemFS, so a second Lock of a held name fails with ErrLocked whoever
-// asks; Crash and Kill release all of them. Closing the returned Closer
+// asks, even once the file was removed or replaced (as OS's does within a
+// process); Crash and Kill release all of them. Closing the returned Closer
 // releases the lock; closing it again gives fs.ErrClosed, and after Crash
 // or Kill, ErrCrashed.
 func (m *MemFS) Lock(name string) (io.Closer, error) {

@@ -6,8 +6,12 @@ package vfs
 //   - File.Sync is fdatasync(2) on Linux (sync_linux.go) and os.File.Sync
 //     elsewhere (sync_other.go; F_FULLFSYNC on macOS, FlushFileBuffers on
 //     Windows).
-//   - FS.Lock is flock(2) where the syscall package has it (lock_flock.go)
-//     and a lock table inside the process elsewhere (lock_other.go).
+//   - FS.Lock is flock(2) where the syscall package has it (lock_flock.go),
+//     together with a lock table inside the process that keys a lock by its
+//     directory's device and inode and its name (locktable.go), so that in
+//     one process it outlives its file and is found through any path; the
+//     table alone elsewhere (lock_other.go), keyed by the directory's path
+//     with symbolic links evaluated where there are no inode numbers.
 //   - On Windows, SyncDir only checks that the directory exists (a
 //     directory cannot be flushed there; NTFS journals its metadata), and
 //     files are not opened with O_APPEND, because Windows then denies

@@ -60,7 +60,12 @@ type FS interface {
 	// Lock takes an exclusive lock on the file name, creating it if
 	// needed, and returns ErrLocked at once if another holder (in this
 	// process or another) has it. Closing the returned Closer releases it;
-	// so does the end of the process.
+	// so does the end of the process. Within one process the lock is on
+	// the name in its directory, not on the file: removing or replacing
+	// the file does not release it, and another path to the same
+	// directory (a symbolic link) finds it. Against other processes, OS
+	// relies on flock(2), which is on the file: once the file is removed,
+	// another process can create a new one and lock it.
 	Lock(name string) (io.Closer, error)
 }
 

@@ -45,6 +45,17 @@ func writeFile(t *testing.T, fsys vfs.FS, name, data string) {
 	require.NoError(t, f.Close())
 }
 
+// assertLocked checks that Lock of name fails with ErrLocked; a lock it
+// gets nonetheless is released.
+func assertLocked(t *testing.T, fsys vfs.FS, name, msg string) {
+	t.Helper()
+	l, err := fsys.Lock(name)
+	if err == nil {
+		l.Close()
+	}
+	assert.ErrorIs(t, err, vfs.ErrLocked, msg)
+}
+
 // readFile returns the contents of name, read with Open and Read.
 func readFile(t *testing.T, fsys vfs.FS, name string) string {
 	t.Helper()
@@ -278,6 +289,23 @@ func TestConformance(t *testing.T) {
 			require.NoError(t, err, "released")
 			require.NoError(t, l2.Close())
 			require.NoError(t, other.Close())
+		}},
+		{"lock outlives its file", func(t *testing.T, fsys vfs.FS, dir string) {
+			// A lock is on the name in its directory, not on the file
+			// that happens to be there: removing or replacing the file
+			// does not free it for another holder in this process.
+			name := path.Join(dir, "LOCK")
+			l, err := fsys.Lock(name)
+			require.NoError(t, err)
+			require.NoError(t, fsys.Remove(name))
+			assertLocked(t, fsys, name, "the file was removed")
+			writeFile(t, fsys, path.Join(dir, "new"), "")
+			require.NoError(t, fsys.Rename(path.Join(dir, "new"), name))
+			assertLocked(t, fsys, name, "another file took its name")
+			require.NoError(t, l.Close())
+			l, err = fsys.Lock(name)
+			require.NoError(t, err, "released")
+			require.NoError(t, l.Close())
 		}},
 		{"lock keeps an existing file", func(t *testing.T, fsys vfs.FS, dir string) {
 			name := path.Join(dir, "LOCK")

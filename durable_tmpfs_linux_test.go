@@ -1,0 +1,80 @@
+//go:build linux
+
+package ttlstore_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ttlstore/ttlstore"
+)
+
+// mountTmpfs mounts a tmpfs of size bytes on a new temporary directory and
+// unmounts it when the test ends. It skips the test where mounting is not
+// allowed (not root, or in a container without the capability).
+func mountTmpfs(t *testing.T, size int) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d,mode=0700", size)); err != nil {
+		t.Skipf("cannot mount a tmpfs here: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := syscall.Unmount(dir, 0); err != nil {
+			t.Errorf("unmount %s: %v", dir, err)
+		}
+	})
+	return dir
+}
+
+// freeBytes is what the file system of dir has free.
+func freeBytes(t *testing.T, dir string) int64 {
+	t.Helper()
+	var st syscall.Statfs_t
+	require.NoError(t, syscall.Statfs(dir, &st))
+	return int64(st.Bavail) * st.Bsize
+}
+
+// TestDurableTmpfsFullConcurrentWriters is TestDurableDiskFullConcurrentWriters
+// on a real file system: a 1 MiB tmpfs, filled (by a file beside the
+// collection's directory) to a few bytes to a few pages short of full, then
+// 32 writers under each policy until ENOSPC. After Close, the filler's
+// removal and Open, the collection shows exactly what each writer was told,
+// as it did in memory before Close.
+func TestDurableTmpfsFullConcurrentWriters(t *testing.T) {
+	rooms := []int64{0, 1000, 5000, 9000, 20000, 40000}
+	if raceEnabled {
+		rooms = rooms[:3]
+	}
+	for _, policy := range []ttlstore.SyncPolicy{ttlstore.SyncAlways, ttlstore.SyncEverySecond, ttlstore.SyncNever} {
+		t.Run(policy.String(), func(t *testing.T) {
+			for i, room := range rooms {
+				mnt := mountTmpfs(t, 1<<20)
+				dir := filepath.Join(mnt, "db")
+				opts := ttlstore.Options{Clock: newMock(), SweepInterval: ttlstore.ManualSweep, Sync: policy}
+				c, err := ttlstore.Open(dir, opts)
+				require.NoError(t, err)
+				w := newDiskFullWriters(t, c)
+				filler := filepath.Join(mnt, "filler")
+				require.NoError(t, os.WriteFile(filler, make([]byte, max(freeBytes(t, mnt)-room, 0)), 0o600))
+				w.run(t, c, uint64(i))
+				when := fmt.Sprintf("room %d", room)
+				w.check(t, c, when+", in memory")
+				if err := c.Close(); err != nil {
+					require.ErrorIs(t, err, syscall.ENOSPC)
+				}
+
+				require.NoError(t, os.Remove(filler))
+				c, err = ttlstore.Open(dir, opts)
+				require.NoError(t, err)
+				w.check(t, c, when+", after Close and Open")
+				require.NoError(t, c.CheckInvariants())
+				require.NoError(t, c.Close())
+			}
+		})
+	}
+}
