@@ -19,12 +19,30 @@ import (
 // and goes on. Otherwise it releases its shard's lock and makes room
 // (makeRoom): it sweeps expired documents first, then evicts as the policy
 // says, then tries again. Eviction never waits for a lock while it holds
-// another, so it cannot deadlock with writers.
+// another, so it cannot deadlock with writers. Before it evicts, a write
+// checks that evicting all the policy may evict could make its room
+// (canMake), so that a write refused evicts nothing, but in races. What a
+// write sweeps and evicts is reported to OnExpire and OnEvict at its end,
+// once it holds no room, so that those may write in turn (see
+// limits.filing).
 
 // EvictionPolicy says what a write does when the collection is at
 // Options.MaxDocuments or Options.MaxBytes. Whatever the policy, expired
 // documents not yet swept are removed first (and reported to OnExpire): they
 // are gone already, as far as any reader can tell.
+//
+// A write evicts only when evicting what the policy may evict would make
+// its room; otherwise it is refused with ErrFull and evicts nothing. So a
+// write refused, or failing for another reason, leaves evictions behind it
+// only in a race: while it made room, with its shard's lock let go, other
+// calls ran that took its victims or the room they left (concurrent writes
+// making room or filling it with documents that cannot expire, a SetLimits
+// lowering the bounds, a SetDefaultTTL making documents unable to expire),
+// or changed its id (ErrConflict, ErrNotFound, ErrPreconditionFailed on its
+// next look); or a durable collection's log failed (ErrIO). Those
+// evictions stand, and are reported as any others. A write that runs
+// alone, with no other call at the same time, is refused before it evicts
+// anything.
 type EvictionPolicy uint8
 
 const (
@@ -52,8 +70,11 @@ const (
 	// EvictSoonestExpiry evicts the documents that would expire soonest,
 	// as Redis's volatile-ttl does: a session cache that must shed load
 	// loses the sessions closest to their end. Documents that cannot
-	// expire are never evicted; when only they are left, the write is
-	// refused with ErrFull, as under NoEviction.
+	// expire are never evicted; when they leave no room for the write,
+	// even with every other document evicted, the write is refused with
+	// ErrFull, as under NoEviction, and evicts nothing. (A write that
+	// replaces the id's document does not count that one among those it
+	// may evict.)
 	EvictSoonestExpiry
 )
 
@@ -125,6 +146,17 @@ type limits struct {
 	// expired ones not yet swept included.
 	docs  atomic.Int64
 	bytes atomic.Int64
+	// fixedDocs and fixedBytes are, under EvictSoonestExpiry (0 under
+	// the other policies), the documents stored that cannot expire and
+	// their weight: what eviction can never take away, so that a write
+	// can tell before it evicts whether evicting could make its room
+	// (canMake). They are kept where documents enter and leave the
+	// expiry index (storeLocked, unfileLocked; redefineLocked recounts
+	// them), under the document's shard lock. They cost a write of a
+	// document that can expire one comparison, and a write or removal
+	// of one that cannot two atomic additions here.
+	fixedDocs  atomic.Int64
+	fixedBytes atomic.Int64
 
 	// roomMu is held by a writer that found nothing to evict while it
 	// decides to wait (makeRoom), and by those that wake it (ended).
@@ -133,6 +165,24 @@ type limits struct {
 	// filing, under an evicting policy, those holding room that eviction
 	// made for them, and EvictColdest's victims picked but not yet
 	// removed: room that no victim a room maker can find stands for.
+	//
+	// A room maker that finds nothing to evict waits while filing is
+	// above 0 (makeRoom), so every count must end without waiting for
+	// anything that could wait for room in turn. Each does, by
+	// construction: a count is held only inside this package's code,
+	// never across a call of user code (OnExpire, OnEvict, a loader, a
+	// value's JSON methods), which may write and so wait for room itself.
+	// A write's own count runs from its reservation to its filing under
+	// its shard's lock. Room evicted for a write is held from the
+	// eviction (take) to the reservation that fills it or to its return
+	// (give); meanwhile the write takes shard locks, the policy's mutex
+	// and the log's, whose holders wait for no room, and it gives the
+	// room back before it waits for room itself. A pick ends when its
+	// victim is evicted or put back, before the write returns. What a
+	// write removes is reported only after all of that, once it holds
+	// nothing (reportEvicted checks), and so are a shrink's removals.
+	// So the goroutines a room maker waits for always go on, and each
+	// end of a count is followed by ended, which wakes it.
 	filing atomic.Int64
 	// filed counts the ends of those: makeRoom looks again if one ended
 	// while it looked for a victim.
@@ -213,6 +263,42 @@ func (l *limits) release(dDocs, dBytes int64) {
 	l.bytes.Add(-dBytes)
 }
 
+// canMake reports whether evicting every document the policy may evict
+// for a write but the write's own (under EvictSoonestExpiry those that can
+// expire, under EvictColdest all) would leave room for it: dDocs more
+// documents and dBytes more weight, pinned being the weight the write
+// leaves that the policy may not evict for it (its document's, less the
+// weight of the id's current document if that is counted in fixedBytes).
+// A write for which it is false is refused before it evicts anything. It
+// counts the room held by other writes, and their reservations, as if
+// eviction could free it: alone, a write for which it is true goes in;
+// with others under way, which may fill that room with documents that
+// cannot expire or evict the same victims first, it may still be refused
+// after its evictions (see EvictionPolicy). It costs four atomic loads.
+func (l *limits) canMake(dDocs, dBytes, pinned int64) bool {
+	var fixedDocs, fixedBytes int64
+	if l.policy == EvictSoonestExpiry {
+		fixedDocs, fixedBytes = l.fixedDocs.Load(), l.fixedBytes.Load()
+	}
+	if max := l.maxDocs.Load(); max > 0 && dDocs > 0 && fixedDocs+dDocs > max {
+		return false
+	}
+	if max := l.maxBytes.Load(); max > 0 && dBytes > 0 && fixedBytes+pinned > max {
+		return false
+	}
+	return true
+}
+
+// pin adds n (1 or -1) times e, filed to expire at exp, to fixedDocs and
+// fixedBytes if it cannot expire, under EvictSoonestExpiry. The caller
+// holds e's shard's lock.
+func (l *limits) pin(e *entry, exp int64, n int64) {
+	if exp == neverExpires && l.policy == EvictSoonestExpiry {
+		l.fixedDocs.Add(n)
+		l.fixedBytes.Add(n * weigh(e))
+	}
+}
+
 // fullError is ErrFull for a write of dDocs documents and dBytes of weight.
 func (l *limits) fullError(op, id string, dDocs, dBytes int64) error {
 	var detail string
@@ -225,7 +311,7 @@ func (l *limits) fullError(op, id string, dDocs, dBytes int64) error {
 			strconv.FormatInt(dBytes, 10) + " more"
 	}
 	if l.policy == EvictSoonestExpiry {
-		detail += "; no document left can expire"
+		detail += "; the documents that cannot expire leave no room for it"
 	}
 	return newErrorDetail(op, id, ErrFull, detail)
 }
@@ -283,7 +369,7 @@ func (c *Collection) SetLimits(maxDocuments int, maxBytes int64) error {
 // allows.
 func (c *Collection) shrink(op string) error {
 	var r room
-	err := c.makeRoom(op, "", -1, -1, &r)
+	err := c.makeRoom(op, "", -1, -1, 0, &r)
 	c.lim.release(r.docs, r.bytes) // nothing to put in it
 	r.give(&c.lim)
 	c.lim.ended()
@@ -293,6 +379,7 @@ func (c *Collection) shrink(op string) error {
 	if err2 := c.synced(r.lsn); err == nil {
 		err = err2
 	}
+	c.reportEvicted(&r) // holding nothing: OnEvict may write
 	return err
 }
 
@@ -304,12 +391,15 @@ type room struct {
 	docs, bytes int64
 	lsn         uint64
 	// evicted and more are the documents removed for the write and not
-	// yet reported (reportEvicted), judged at second now: the first in
-	// evicted (its e nil when there is none), so that a write that
-	// evicts one allocates nothing for it, and the others in more.
-	evicted slot
-	more    []slot
-	now     int64
+	// yet reported (reportEvicted): the first in evicted (its e nil when
+	// there is none), so that a write that evicts one allocates nothing
+	// for it, and the others in more. They are reported once the write
+	// holds nothing, at its end, whatever it made of them.
+	evicted removal
+	more    []removal
+	// now is the second the write's evictions are judged at: an evicted
+	// document expired then goes to OnExpire.
+	now int64
 	// pick is a victim that EvictColdest picked for a write holding its
 	// own shard's lock, which found the victim's shard's lock taken:
 	// makeRoom evicts it once the write has let go of its own.
@@ -323,6 +413,22 @@ type room struct {
 	// additions to a contended cache line. uncover counts what is left
 	// when the write lets go of its lock without filling the room.
 	covered bool
+}
+
+// removal is a document removed for a write, to be reported: to OnExpire
+// if it had expired when it was removed, to OnEvict otherwise.
+type removal struct {
+	slot
+	expired bool
+}
+
+// removed adds a removal to those r reports.
+func (r *room) removed(rm removal) {
+	if r.evicted.e == nil {
+		r.evicted = rm
+	} else {
+		r.more = append(r.more, rm)
+	}
 }
 
 // take adds the room of one evicted document of weight w to r. Until the
@@ -420,19 +526,19 @@ func (r *room) give(l *limits) {
 // makeRoom frees what a write of dDocs more documents and dBytes more
 // weight to the document with the given id needs (beyond what r holds
 // already): expired documents first, then live ones as the policy says,
-// never the document id itself. What it frees is added to r. dDocs and
-// dBytes of -1 (shrink) ask for the usage to come within the bounds. It
-// holds no lock when called, and takes one shard's lock at a time. It
-// reports what it removed before it returns. It returns ErrFull when no
-// room can be made.
-func (c *Collection) makeRoom(op, id string, dDocs, dBytes int64, r *room) error {
+// never the document id itself, and none when evicting all it may would
+// not make the room (canMake, with pinned). What it frees is added to r,
+// and what it removes to r's removals, which the caller reports once it
+// holds nothing (reportEvicted). dDocs and dBytes of -1 (shrink) ask for
+// the usage to come within the bounds. It holds no lock when called, and
+// takes one shard's lock at a time. It returns ErrFull when no room can
+// be made.
+func (c *Collection) makeRoom(op, id string, dDocs, dBytes, pinned int64, r *room) error {
 	if v := r.pick; v != nil {
 		// Picked by makeRoomLocked, when nothing had expired: evict it
 		// as that would have.
 		r.pick = nil
-		_, err := c.evictPicked(nil, v, r)
-		c.reportEvicted(r)
-		if err != nil {
+		if _, err := c.evictPicked(nil, v, r); err != nil {
 			return err
 		}
 	}
@@ -441,7 +547,7 @@ func (c *Collection) makeRoom(op, id string, dDocs, dBytes int64, r *room) error
 		enough = func() bool { return c.lim.within(r) }
 	}
 	now := c.now()
-	if c.sweepForRoom(now, enough) {
+	if c.sweepForRoom(now, enough, r) {
 		return nil // the caller reserves it, if no other writer did first
 	}
 	if c.lim.policy == NoEviction {
@@ -449,6 +555,11 @@ func (c *Collection) makeRoom(op, id string, dDocs, dBytes int64, r *room) error
 	}
 	r.now = now
 	for !enough() {
+		if !c.lim.canMake(dDocs, dBytes, pinned) {
+			// Evicting all that may be evicted would not make the
+			// room: refuse before evicting (more).
+			return c.lim.fullError(op, id, dDocs-r.docs, dBytes-r.bytes)
+		}
 		filed := c.lim.filed.Load()
 		var ok bool
 		var err error
@@ -458,7 +569,6 @@ func (c *Collection) makeRoom(op, id string, dDocs, dBytes int64, r *room) error
 		case EvictSoonestExpiry:
 			ok, err = c.evictSoonest(nil, id, r)
 		}
-		c.reportEvicted(r)
 		if err != nil {
 			return err
 		}
@@ -495,15 +605,16 @@ func (c *Collection) makeRoom(op, id string, dDocs, dBytes int64, r *room) error
 // makeRoomLocked is makeRoom for a write at second now that holds s.mu,
 // the lock of its id's shard, as far as it can go without letting go of
 // it, which spares the write a second lookup of its id: when nothing has
-// expired (the floor says so) and the policy evicts, it evicts as the
-// policy says and reserves dDocs and dBytes, counting what r holds, as
-// reserve does. It evicts a document of another shard only if that
-// shard's lock is free (TryLock): to wait for it while holding s.mu could
-// deadlock. It reports whether the write has its room. If not, the caller
-// lets go of s.mu, reports r.evicted and calls makeRoom, which carries on
-// with what r holds. Either way, what it evicted is in r.evicted.
-func (c *Collection) makeRoomLocked(s *shard, id string, dDocs, dBytes, now int64, r *room) (bool, error) {
-	if c.lim.policy == NoEviction || c.lim.floor.expiredBy(now) {
+// expired (the floor says so), the policy evicts and evicting can make
+// the room (canMake, with pinned), it evicts as the policy says and
+// reserves dDocs and dBytes, counting what r holds, as reserve does. It
+// evicts a document of another shard only if that shard's lock is free
+// (TryLock): to wait for it while holding s.mu could deadlock. It reports
+// whether the write has its room. If not, the caller lets go of s.mu and
+// calls makeRoom, which carries on with what r holds. Either way, what it
+// evicted is in r's removals, to be reported at the write's end.
+func (c *Collection) makeRoomLocked(s *shard, id string, dDocs, dBytes, pinned, now int64, r *room) (bool, error) {
+	if c.lim.policy == NoEviction || c.lim.floor.expiredBy(now) || !c.lim.canMake(dDocs, dBytes, pinned) {
 		return false, nil
 	}
 	r.now = now
@@ -529,9 +640,12 @@ func (c *Collection) makeRoomLocked(s *shard, id string, dDocs, dBytes, now int6
 }
 
 // sweepForRoom sweeps expired documents, a batch at a time, until enough
-// reports true or none is left expired at second now, and returns what
-// enough then reports.
-func (c *Collection) sweepForRoom(now int64, enough func() bool) bool {
+// reports true, none is left expired at second now or a durable log
+// refuses a batch, and returns what enough then reports. What it sweeps is
+// added to r's removals, to be reported once the write holds nothing (r
+// may hold room already) and, like its evictions, once the log records
+// are synced as the write's own is (r.lsn).
+func (c *Collection) sweepForRoom(now int64, enough func() bool, r *room) bool {
 	if enough() {
 		return true
 	}
@@ -541,13 +655,20 @@ func (c *Collection) sweepForRoom(now int64, enough func() bool) bool {
 		return false
 	}
 	var b sweepBuffers
-	defer c.reportHeld(&b)
 	for i := range c.shards {
 		s := &c.shards[i]
 		for isExpired(s.minExp.Load(), now) {
-			if _, ok := c.sweepOnce(s, now, &b); !ok {
-				return enough()
+			removed, ok := c.sweepBatch(s, now, &b)
+			if !ok {
+				return enough() // the log refused the batch: it stays
 			}
+			// The write waits for the batch's record as for its
+			// evictions', and reports after (SyncAlways: once durable).
+			r.lsn = max(r.lsn, b.lsn)
+			for _, sl := range removed {
+				r.removed(removal{slot: sl, expired: true})
+			}
+			b.clear()
 			if enough() {
 				return true
 			}
@@ -730,18 +851,16 @@ func (c *Collection) evictLocked(s *shard, h uint64, v *entry, exp int64, r *roo
 	}
 	// The policy took v out of its queues when it picked it.
 	c.unfileLocked(s, h, v, exp)
-	if r.evicted.e == nil {
-		r.evicted = slot{e: v, exp: exp}
-	} else {
-		r.more = append(r.more, slot{e: v, exp: exp})
-	}
+	r.removed(removal{slot: slot{e: v, exp: exp}, expired: isExpired(exp, r.now)})
 	return nil
 }
 
-// reportEvicted reports the documents evicted for r: to OnExpire those
-// that had expired at second r.now (they could be swept), to OnEvict the
-// others. No lock may be held. It costs a write that evicted nothing a
-// comparison (it is inlined).
+// reportEvicted reports the documents removed for r: to OnExpire those
+// swept, or evicted once expired, to OnEvict the others. The caller must
+// hold no lock, and r no room, pick or cover, nor may the caller's own
+// write count in limits.filing: the callbacks may write, and wait for room
+// (see limits.filing). It costs a write that removed nothing a comparison
+// (it is inlined).
 func (c *Collection) reportEvicted(r *room) {
 	if r.evicted.e != nil {
 		c.reportEvictions(r)
@@ -749,27 +868,31 @@ func (c *Collection) reportEvicted(r *room) {
 }
 
 func (c *Collection) reportEvictions(r *room) {
-	c.reportEvictedOne(r.evicted, r.now)
-	r.evicted = slot{}
-	for _, sl := range r.more {
-		c.reportEvictedOne(sl, r.now)
+	if r.counted || r.covered || r.pick != nil || r.held() != 0 {
+		// A callback that waited for room now could wait forever.
+		panic("ttlstore: internal error: reporting evictions while holding room")
+	}
+	c.reportEvictedOne(r.evicted)
+	r.evicted = removal{}
+	for _, rm := range r.more {
+		c.reportEvictedOne(rm)
 	}
 	clear(r.more)
 	r.more = r.more[:0]
 }
 
-func (c *Collection) reportEvictedOne(sl slot, now int64) {
-	c.views.forget(sl.e)
-	if isExpired(sl.exp, now) {
+func (c *Collection) reportEvictedOne(rm removal) {
+	c.views.forget(rm.e)
+	if rm.expired {
 		c.swept.Add(1)
 		if c.onExpire != nil {
-			c.onExpire(Document(sl))
+			c.onExpire(Document(rm.slot))
 		}
 		return
 	}
 	c.lim.evicted.Add(1)
-	c.lim.evictedBytes.Add(uint64(weigh(sl.e)))
+	c.lim.evictedBytes.Add(uint64(weigh(rm.e)))
 	if c.onEvict != nil {
-		c.onEvict(Document(sl))
+		c.onEvict(Document(rm.slot))
 	}
 }

@@ -611,7 +611,7 @@ func TestBoundEvictSoonestExpiryOrder(t *testing.T) {
 		_, err := c.Create(bndDoc("k", 5, ttl))
 		require.ErrorIs(t, err, ttlstore.ErrFull, "only documents that cannot expire are left")
 		assert.Contains(t, err.Error(), "MaxDocuments is 5 and 5 documents are stored")
-		assert.Contains(t, err.Error(), "no document left can expire")
+		assert.Contains(t, err.Error(), "the documents that cannot expire leave no room for it")
 		assert.Equal(t, before, bndStateOf(c))
 	}
 	st := c.Stats()

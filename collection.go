@@ -94,9 +94,14 @@ type Options struct {
 	// a write that reuses the id of an expired document. It is called
 	// without any lock held, on the goroutine doing the removal (the
 	// background sweeper, or the caller of Sweep, SetDefaultTTL or the
-	// write), one document at a time. It may call the Collection's methods,
+	// write), one document at a time. It may call any of the Collection's
+	// methods, writes that need room at MaxDocuments or MaxBytes included,
 	// except Close from the background sweeper's goroutine, which would wait
-	// for itself. Explicit deletes are not reported.
+	// for itself: a call that reports holds no lock and no room a write
+	// could wait for. A write reports what it removed at its end, after it
+	// stored its own document (or gave up) and, in a durable collection,
+	// once the removals' log records are as durable as its own. Explicit
+	// deletes are not reported.
 	OnExpire func(Document)
 
 	// MaxDocuments bounds how many documents the collection holds, expired
@@ -124,10 +129,14 @@ type Options struct {
 	// removed to make room under MaxDocuments or MaxBytes, with the same
 	// rules as OnExpire: without any lock held, on the goroutine doing the
 	// removal (the writer, or the caller of SetLimits or Open), one
-	// document at a time. A write reports what it evicted before it
-	// returns, and may already have stored its own document by then (a
-	// Read of it may find it). Expired documents removed to make room are
-	// reported to OnExpire, not here.
+	// document at a time; it may call any of the Collection's methods,
+	// writes that need room included (they evict, or are refused with
+	// ErrFull, as from any goroutine). A write reports what it evicted at
+	// its end, before it returns: once its own document is stored (a Read
+	// of it finds it), or once it has given up and given back the room
+	// its evictions made. A refused write has evicted nothing, but in the
+	// races EvictionPolicy lists. Expired documents removed to make room
+	// are reported to OnExpire, not here.
 	OnEvict func(Document)
 
 	// Sync is a durable collection's policy for syncing its log: the zero
@@ -480,15 +489,21 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 		c.lim.startFiling()
 		// The room made for this write counts as used already.
 		if !c.lim.reserve(dDocs, dBytes, &r) {
+			// pinned is what the write leaves that the policy may not
+			// evict for it (see canMake): its own document, which
+			// takes the place of the id's current one, if any.
+			pinned := w
+			if had && oldExp == neverExpires && c.lim.policy == EvictSoonestExpiry {
+				pinned -= weigh(old) // counted in fixedBytes
+			}
 			n := s.docs.len()
-			fit, err := c.makeRoomLocked(s, id, dDocs, dBytes, now, &r)
+			fit, err := c.makeRoomLocked(s, id, dDocs, dBytes, pinned, now, &r)
 			if !fit {
 				c.lim.stopFiling()
 				s.mu.Unlock()
 				c.lim.ended()
-				c.reportEvicted(&r)
 				if err == nil {
-					err = c.makeRoom(op, id, dDocs, dBytes, &r)
+					err = c.makeRoom(op, id, dDocs, dBytes, pinned, &r)
 				}
 				if err != nil {
 					if errors.Is(err, ErrFull) {
@@ -523,7 +538,6 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 		s.mu.Unlock()
 		c.lim.ended()
 
-		c.reportEvicted(&r)
 		c.noteExpiry(exp)
 		if had {
 			c.views.forget(old)
@@ -532,7 +546,12 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 			c.swept.Add(1)
 			c.report([]slot{{e: old, exp: oldExp}})
 		}
-		if err := c.synced(max(lsn, r.lsn)); err != nil {
+		err := c.synced(max(lsn, r.lsn))
+		// What was swept and evicted for the write, once it is as
+		// durable as the write (and reported even if the sync failed:
+		// it is gone from memory).
+		c.reportEvicted(&r)
+		if err != nil {
 			return Document{}, err
 		}
 		return Document{e: e, exp: exp}, nil
@@ -540,20 +559,28 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 }
 
 // failed returns err, the error of a write that changed nothing, after
-// reporting the evictions made for it that are not yet reported, giving
-// back their room and waiting for their log records: they stand, whether
-// or not the write does. A failure to sync them is returned instead.
+// giving back the room evicted for it, waiting for the log records of what
+// was removed for it and reporting those removals: they stand, whether or
+// not the write does. (A write refuses before it evicts when evicting
+// cannot make its room; evictions stand behind a failed write only when
+// other calls ran at the same time, or the log failed: see
+// EvictionPolicy.) A failure to sync them is returned instead.
 func (c *Collection) failed(r *room, err error) error {
-	c.reportEvicted(r)
 	if r.held() != 0 {
 		c.lim.release(r.docs, r.bytes)
 		r.give(&c.lim)
-		c.lim.ended()
 	}
+	// Whether or not r held room, makeRoom may have ended a pick's
+	// count: tell a room maker that waits for it (one atomic load when
+	// none does).
+	c.lim.ended()
+	var serr error
 	if r.lsn != 0 {
-		if serr := c.synced(r.lsn); serr != nil {
-			return serr
-		}
+		serr = c.synced(r.lsn)
+	}
+	c.reportEvicted(r) // holding nothing: OnEvict and OnExpire may write
+	if serr != nil {
+		return serr
 	}
 	return err
 }
@@ -675,7 +702,9 @@ func checkID(f jsonscan.Fields, out []byte) (string, string) {
 // storeLocked files e, which expires at exp, in s under the hash h of its
 // id, and tells the eviction policy. ref is the table slot of the id's
 // current entry, which expires at oldExp, from lookup; or nil when the id is
-// new. The caller accounts for e's weight. s.mu must be held for writing.
+// new. The caller accounts for e's weight in the usage; storeLocked counts
+// it among the documents that cannot expire (limits.pin). s.mu must be held
+// for writing.
 func (c *Collection) storeLocked(s *shard, h uint64, e *entry, exp int64, ref *atomic.Pointer[entry], oldExp int64) {
 	if ref != nil {
 		old := ref.Load()
@@ -683,6 +712,7 @@ func (c *Collection) storeLocked(s *shard, h uint64, e *entry, exp int64, ref *a
 			c.lim.cold.replaced(old, e)
 		}
 		s.unindexLocked(old, oldExp)
+		c.lim.pin(old, oldExp, -1)
 		ref.Store(e) // the same id: replaced in place, no second probe
 	} else {
 		if c.lim.cold != nil {
@@ -692,6 +722,7 @@ func (c *Collection) storeLocked(s *shard, h uint64, e *entry, exp int64, ref *a
 		s.size.Store(int32(s.docs.len()))
 	}
 	s.indexLocked(e, exp)
+	c.lim.pin(e, exp, 1)
 	c.lim.floor.lower(exp)
 }
 
@@ -851,11 +882,13 @@ func (c *Collection) deleteLocked(s *shard, h uint64, e *entry, exp int64) {
 }
 
 // unfileLocked is deleteLocked but for the usage, where e's room stays
-// counted, and the eviction policy, which is not told.
+// counted (but for limits.pin's), and the eviction policy, which is not
+// told.
 func (c *Collection) unfileLocked(s *shard, h uint64, e *entry, exp int64) {
 	s.docs.remove(h, e)
 	s.size.Store(int32(s.docs.len()))
 	s.unindexLocked(e, exp)
+	c.lim.pin(e, exp, -1)
 }
 
 // Touch rewrites the live document with the given id unchanged but for a new
@@ -1170,7 +1203,26 @@ func (c *Collection) redefineLocked(purgeDef, def int32, now int64) []slot {
 	if c.lim.cold != nil {
 		c.lim.cold.removed(purged)
 	}
+	c.recountFixedLocked()
 	return purged
+}
+
+// recountFixedLocked sets limits.fixedDocs and fixedBytes to the
+// documents that cannot expire, as the expiry index files them, under
+// EvictSoonestExpiry. Every shard's lock must be held.
+func (c *Collection) recountFixedLocked() {
+	if c.lim.policy != EvictSoonestExpiry {
+		return
+	}
+	var docs, bytes int64
+	for i := range c.shards {
+		for _, e := range c.shards[i].index.never.items {
+			docs++
+			bytes += weigh(e)
+		}
+	}
+	c.lim.fixedDocs.Store(docs)
+	c.lim.fixedBytes.Store(bytes)
 }
 
 // Close stops the background sweeper and waits for it to finish the batch

@@ -157,10 +157,14 @@
 //     (W-TinyLFU, as in Caffeine and otter): a cache keeps its hot set.
 //     Every write is stored and readable at once.
 //   - EvictSoonestExpiry evicts the documents nearest their expiry, and
-//     never one that cannot expire (Redis's volatile-ttl).
+//     never one that cannot expire (Redis's volatile-ttl); a write that
+//     evicting them all could not make room for is refused with ErrFull,
+//     before it evicts anything.
 //
 // Evicted documents are reported to Options.OnEvict, once each, with no lock
-// held, before the write that evicted them returns. A document heavier than MaxBytes by itself is refused with
+// or room held, at the end of the write that evicted them, before it
+// returns; OnEvict and OnExpire may call every method of the collection,
+// writes that need room included. A document heavier than MaxBytes by itself is refused with
 // ErrTooLarge. SetLimits changes the bounds at run time. In a durable
 // collection an eviction is logged as a delete, so an evicted document does
 // not come back at restart, and Open enforces the bound it is given. Stats

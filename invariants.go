@@ -13,7 +13,8 @@ import (
 // floor; and each entry's stored JSON ends at its stamp position with '}'.
 // With no write or SetLimits under way, as tests call it, nothing counts
 // in limits.filing: every write in progress, room held and victim picked
-// was counted out. It takes the locks it needs and is meant for tests
+// was counted out; and under EvictSoonestExpiry, the documents counted as
+// unable to expire are those the expiry indexes file so. It takes the locks it needs and is meant for tests
 // (export_test.go exposes it), but costs nothing unless called.
 func (c *Collection) checkInvariants() error {
 	if n := c.lim.filing.Load(); n != 0 {
@@ -22,9 +23,14 @@ func (c *Collection) checkInvariants() error {
 	c.policyMu.RLock()
 	defer c.policyMu.RUnlock()
 	def := c.def.Load()
+	var fixedDocs, fixedBytes int64
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.RLock()
+		for _, e := range s.index.never.items {
+			fixedDocs++
+			fixedBytes += weigh(e)
+		}
 		err := s.check(i, def, c.seed)
 		if f := c.lim.floor.floor.Load(); err == nil && f > s.minExp.Load() {
 			err = fmt.Errorf("shard %d: minimum expiry %d is before the collection's floor %d", i, s.minExp.Load(), f)
@@ -33,6 +39,12 @@ func (c *Collection) checkInvariants() error {
 		if err != nil {
 			return err
 		}
+	}
+	if c.lim.policy != EvictSoonestExpiry {
+		fixedDocs, fixedBytes = 0, 0
+	}
+	if d, b := c.lim.fixedDocs.Load(), c.lim.fixedBytes.Load(); d != fixedDocs || b != fixedBytes {
+		return fmt.Errorf("limits: %d documents of %d bytes counted as unable to expire, %d of %d filed so", d, b, fixedDocs, fixedBytes)
 	}
 	return nil
 }

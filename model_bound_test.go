@@ -33,8 +33,9 @@ import (
 // documents a write sweeps depends on the collection's hash seed, so that
 // is learnt from OnExpire. Under the evicting policies the machine checks the
 // invariants: a write whose condition holds goes in (EvictColdest never
-// refuses; EvictSoonestExpiry only when no document it may evict is left,
-// and the write still does not fit); a write that fits once the expired are
+// refuses; EvictSoonestExpiry only when the write would not fit even once
+// every document it may evict were evicted, and then it evicts nothing:
+// the machine makes one call at a time); a write that fits once the expired are
 // swept evicts nothing; eviction starts only once no expired document is
 // left, and evicts live documents only, each reported once, and no more
 // than it must; EvictSoonestExpiry evicts the documents that expire soonest
@@ -374,6 +375,11 @@ func (mc *machine) writeBounded(rt *rapid.T, plan machineWritePlan, call func() 
 	}
 	if refuse {
 		requireSameErr(rt, err, errModelFull, msgf("%v (usage before %+v, bound %d documents, %d bytes)", what, mark.usage, b.maxDocs, b.maxBytes))
+		if len(evicted) > 0 {
+			// The machine makes one call at a time: a write alone is
+			// refused before it evicts (issue 23).
+			rt.Fatalf("%v: refused with ErrFull after evicting %v", what, machineDocIDs(evicted))
+		}
 		b.refused++
 		mc.requireRefusalRight(rt, plan, what)
 		return
@@ -404,11 +410,15 @@ func (mc *machine) writeBounded(rt *rapid.T, plan machineWritePlan, call func() 
 }
 
 // requireRefusalRight requires, after a write was refused with ErrFull,
-// that nothing more could be removed (no expired document is left, nor,
-// under EvictSoonestExpiry, one that can expire but the one written) and
-// that the write still does not fit.
+// that nothing more could be removed to make its room (no expired
+// document is left) and that the write still does not fit, nor, under
+// EvictSoonestExpiry, would it once every document that can expire but
+// the one written were evicted (issue 23: such a write is refused before
+// it evicts anything).
 func (mc *machine) requireRefusalRight(rt *rapid.T, plan machineWritePlan, what any) {
 	b := &mc.bound
+	u := mc.usage()
+	var evictable []string
 	for _, id := range machineIDs {
 		d, ok := mc.m.Stored(id)
 		if !ok {
@@ -418,13 +428,14 @@ func (mc *machine) requireRefusalRight(rt *rapid.T, plan machineWritePlan, what 
 			rt.Fatalf("%v: refused with %q expired and still in memory", what, id)
 		}
 		if _, ok := mc.m.Expiry(d); ok && b.policy == ttlstore.EvictSoonestExpiry && id != plan.id {
-			rt.Fatalf("%v: EvictSoonestExpiry refused with %q, which can expire, still stored", what, id)
+			evictable = append(evictable, id)
+			u.docs--
+			u.bytes -= b.weight[d.ETag]
 		}
 	}
-	u := mc.usage()
 	if dDocs, dBytes := mc.need(plan.id, plan.w, true); b.fits(dDocs, dBytes, u.docs, u.bytes) {
-		rt.Fatalf("%v: refused, but it fits: it adds %d documents, %d bytes to %d, %d, in the bound of %d documents, %d bytes",
-			what, dDocs, dBytes, u.docs, u.bytes, b.maxDocs, b.maxBytes)
+		rt.Fatalf("%v: refused, but it fits once %v (which can expire) are evicted: it adds %d documents, %d bytes to %d, %d, in the bound of %d documents, %d bytes",
+			what, evictable, dDocs, dBytes, u.docs, u.bytes, b.maxDocs, b.maxBytes)
 	}
 }
 
