@@ -542,14 +542,15 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 		if had {
 			c.views.forget(old)
 		}
+		err := c.synced(max(lsn, r.lsn))
+		// What the write replaced, swept or evicted, once it is as
+		// durable as the write (so that a power loss cannot make a
+		// restart report it again), and even if the sync failed: it is
+		// gone from memory.
 		if had && !oldLive {
 			c.swept.Add(1)
 			c.report([]slot{{e: old, exp: oldExp}})
 		}
-		err := c.synced(max(lsn, r.lsn))
-		// What was swept and evicted for the write, once it is as
-		// durable as the write (and reported even if the sync failed:
-		// it is gone from memory).
 		c.reportEvicted(&r)
 		if err != nil {
 			return Document{}, err

@@ -81,9 +81,6 @@ const (
 // logFormatGroups is recLogInfo's format: records in commit groups.
 const logFormatGroups = 2
 
-// commitSize is the size of a recCommit record, its framing included.
-const commitSize = wal.RecordHeaderSize + 4 + 8
-
 // putHeaderSize is the size of a recPut payload before its data.
 const putHeaderSize = 8 + 8 + 4 + 4 + 4 + 4
 
