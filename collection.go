@@ -1139,8 +1139,9 @@ func (c *Collection) SetDefaultTTL(ttl *int32) error {
 	c.swept.Add(uint64(len(purged)))
 	c.wakeSweeper()
 	c.views.forgetAll(purged)
+	err = c.synced(lsn) // before the report, as for a write
 	c.report(purged)
-	return c.synced(lsn)
+	return err
 }
 
 // lockAll takes policyMu and every shard's lock, for writing.
