@@ -34,6 +34,17 @@ import (
 // or with the lock of the writer's shard, and the caller then takes the
 // victim's shard lock (if it holds another, only if it is free) to remove
 // it. Lock order: shard, then mu.
+//
+// The queues hold exactly the collection's stored documents, each once,
+// but for victims picked and not yet evicted or put back, which count in
+// limits.filing, on their own or in the count of the write they were picked
+// for (checkInvariants checks this). The bound code relies on it: a
+// picked victim that is no longer the stored document of its id is
+// dropped (evictPicked), since the policy was told of whatever replaced
+// it, and one that is still stored is evicted without a look at the
+// queues. So an entry enters the queues only as it is stored (added,
+// replaced) or when the caller that picked it puts it back (add), and
+// leaves them when it is removed or picked.
 type coldest struct {
 	// mu protects everything below, and the qpos and seg fields of the
 	// entries in the queues.

@@ -13,20 +13,37 @@ import (
 // floor; and each entry's stored JSON ends at its stamp position with '}'.
 // With no write or SetLimits under way, as tests call it, nothing counts
 // in limits.filing: every write in progress, room held and victim picked
-// was counted out; and under EvictSoonestExpiry, the documents counted as
-// unable to expire are those the expiry indexes file so. It takes the locks it needs and is meant for tests
-// (export_test.go exposes it), but costs nothing unless called.
+// was counted out; under EvictSoonestExpiry, the documents counted as
+// unable to expire are those the expiry indexes file so; and under
+// EvictColdest the policy's queues hold exactly the stored documents, each
+// once (checkColdest).
+//
+// It holds every shard's lock (for reading) while it looks, so that it
+// sees one state of the whole collection, and may be called while the
+// background sweeper or Sweep runs: a sweep removes a batch from its
+// shard's table and from the policy's queues under that shard's lock, and
+// a check that let go of each shard's lock before the next would count the
+// batch in the shard it had passed and not in the queues it read last. It
+// is meant for tests (export_test.go exposes it), but costs nothing unless
+// called.
 func (c *Collection) checkInvariants() error {
 	if n := c.lim.filing.Load(); n != 0 {
 		return fmt.Errorf("limits: filing counts %d with no write under way", n)
 	}
 	c.policyMu.RLock()
 	defer c.policyMu.RUnlock()
+	for i := range c.shards {
+		c.shards[i].mu.RLock()
+	}
+	defer func() {
+		for i := range c.shards {
+			c.shards[i].mu.RUnlock()
+		}
+	}()
 	def := c.def.Load()
 	var fixedDocs, fixedBytes int64
 	for i := range c.shards {
 		s := &c.shards[i]
-		s.mu.RLock()
 		for _, e := range s.index.never.items {
 			fixedDocs++
 			fixedBytes += weigh(e)
@@ -35,7 +52,6 @@ func (c *Collection) checkInvariants() error {
 		if f := c.lim.floor.floor.Load(); err == nil && f > s.minExp.Load() {
 			err = fmt.Errorf("shard %d: minimum expiry %d is before the collection's floor %d", i, s.minExp.Load(), f)
 		}
-		s.mu.RUnlock()
 		if err != nil {
 			return err
 		}
@@ -45,6 +61,79 @@ func (c *Collection) checkInvariants() error {
 	}
 	if d, b := c.lim.fixedDocs.Load(), c.lim.fixedBytes.Load(); d != fixedDocs || b != fixedBytes {
 		return fmt.Errorf("limits: %d documents of %d bytes counted as unable to expire, %d of %d filed so", d, b, fixedDocs, fixedBytes)
+	}
+	return c.checkColdest()
+}
+
+// checkColdest verifies, under EvictColdest, that the policy's queues hold
+// exactly the stored documents: every stored entry is in a queue, every
+// entry in a queue is the stored entry of its id, in that queue once and
+// at the position it records, and the queues count as many as the shards
+// hold. A document the policy does not know can never be evicted; a stale
+// entry in a queue can be picked as a victim for an id whose document is
+// elsewhere. Every shard's lock must be held, for reading at least.
+func (c *Collection) checkColdest() error {
+	p := c.lim.cold
+	if p == nil {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	docs := 0
+	for i := range c.shards {
+		s := &c.shards[i]
+		var err error
+		s.index.ascend(func(b *bucket) bool {
+			for _, e := range b.items {
+				if e.seg == segNone {
+					err = fmt.Errorf("shard %d: %q is in none of EvictColdest's queues", i, e.id())
+					return false
+				}
+			}
+			return true
+		})
+		if err != nil {
+			return err
+		}
+		docs += s.docs.len()
+	}
+	return p.check(docs, func(e *entry) bool {
+		s, h := c.shardFor(e.id())
+		return s.docs.get(h, e.id()) == e
+	})
+}
+
+// check verifies that EvictColdest's queues hold docs documents, each in
+// one queue once, at the position it records, and stored (as stored
+// reports), and that the candidate is in probation. mu must be held.
+func (p *coldest) check(docs int, stored func(*entry) bool) error {
+	for _, q := range []struct {
+		seg uint8
+		q   *queue
+	}{{segWindow, &p.window}, {segProbation, &p.probation}, {segProtected, &p.protected}} {
+		n := 0
+		for pos := q.q.head; pos != q.q.tail; pos++ {
+			e := q.q.buf[pos&q.q.mask()]
+			if e == nil {
+				continue
+			}
+			if e.seg != q.seg || e.qpos != pos {
+				return fmt.Errorf("EvictColdest: %q is at %d in queue %d but records %d in queue %d", e.id(), pos, q.seg, e.qpos, e.seg)
+			}
+			if !stored(e) {
+				return fmt.Errorf("EvictColdest: %q (_ts %d) is in queue %d but is not the stored document of its id", e.id(), e.ts, q.seg)
+			}
+			n++
+		}
+		if n != q.q.n {
+			return fmt.Errorf("EvictColdest: queue %d holds %d documents, counts %d", q.seg, n, q.q.n)
+		}
+	}
+	if p.len() != docs {
+		return fmt.Errorf("EvictColdest: the queues hold %d documents, the collection %d", p.len(), docs)
+	}
+	if p.cand != nil && p.cand.seg != segProbation {
+		return fmt.Errorf("EvictColdest: the candidate %q is in queue %d", p.cand.id(), p.cand.seg)
 	}
 	return nil
 }
