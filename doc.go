@@ -61,7 +61,7 @@
 // expired.
 //
 // The rules follow Microsoft's article "Expire data in Azure Cosmos DB
-// collections automatically with time to live"; the README lists what is
+// collections automatically with time to live"; docs/decisions.md lists what is
 // deliberately not reproduced (lazy indexing, COUNT of unpurged documents,
 // partitions, request units, SQL).
 //

@@ -354,7 +354,7 @@ func NewTyped[T any](c *Collection) *Typed[T] {
 // A hit takes the lock Collection.Read takes, once, and costs about a third
 // more than Collection.Read for a T without references, with no
 // allocation; for one with references, add their copies (for a []string, one
-// allocation and about one more Read). See the README's Typed section for
+// allocation and about one more Read). See docs/typed.md for
 // measurements.
 func (t *Typed[T]) Read(id string) (T, error) { return t.read("read", id) }
 
@@ -542,7 +542,7 @@ func (t *Typed[T]) CacheLen() int { return int(t.n.Load()) }
 // when a T can refer to memory of its own (it has strings, slices, maps,
 // pointers or interfaces), the length of each value's JSON, as an upper
 // estimate of what decoding allocated for it (for the data set of the
-// README's measurements, it comes to 25 % more than the heap the view
+// measurements in docs/typed.md, it comes to 25 % more than the heap the view
 // took). It is 0 when CacheLen is: a table goes with its last value.
 func (t *Typed[T]) CacheBytes() int64 { return t.bytes.Load() }
 
