@@ -2,6 +2,8 @@ package ttlstore_test
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -14,8 +16,9 @@ import (
 // fuzzLog is the name of the log FuzzOpen writes its input to.
 const fuzzLog = "db/0000000000000001.log"
 
-// seedLog returns the log a short history writes: puts (one with an
-// escaped id), a touch, a delete and DefaultTTL changes.
+// seedLog returns the log a short history writes, in commit groups: puts
+// (one with an escaped id), a touch, a delete, a DefaultTTL change and a
+// sweep.
 func seedLog(t testing.TB) []byte {
 	fsys := vfs.NewMemFS()
 	clk := newMock()
@@ -30,6 +33,10 @@ func seedLog(t testing.TB) []byte {
 	require.NoError(t, err)
 	require.NoError(t, c.Delete("c"))
 	require.NoError(t, c.SetDefaultTTL(ttlstore.TTL(3)))
+	_, err = c.Upsert([]byte(`{"id":"d"}`))
+	require.NoError(t, err)
+	clk.Add(5 * time.Second)
+	require.Equal(t, 2, c.Sweep()) // b and d: an expiry record
 	require.NoError(t, c.Close())
 	b, err := fsys.ReadFile(fuzzLog)
 	require.NoError(t, err)
@@ -49,6 +56,11 @@ func FuzzOpen(f *testing.F) {
 	f.Add(append(log[:len(log):len(log)], 0, 0)) // zero-filled tail
 	f.Add(log[:16])                              // header only
 	f.Add([]byte{})
+	// A log of the format before commit groups (its records apply one by
+	// one).
+	v1, err := os.ReadFile(filepath.Join("testdata", "format-v1", "0000000000000002.log"))
+	require.NoError(f, err)
+	f.Add(v1)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fsys := vfs.NewMemFS()
 		require.NoError(t, fsys.MkdirAll("db"))
