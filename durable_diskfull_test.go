@@ -4,9 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ttlstore/ttlstore"
@@ -157,4 +161,86 @@ func (w *diskFullWriters) check(t *testing.T, c *ttlstore.Collection, when strin
 		require.NoError(t, d.Decode(&got))
 		require.Equal(t, v, got.V, "%s (%s): not the last acknowledged write", id, when)
 	}
+}
+
+// syncStallFS is a file system whose log's Syncs stall, once armed, until
+// release is closed; the first to stall says so on stalled. It stalls
+// outside the wrapped MemFS, whose hook would hold the MemFS's mutex.
+type syncStallFS struct {
+	vfs.FS
+	armed            atomic.Bool
+	once             sync.Once
+	stalled, release chan struct{}
+}
+
+func (s *syncStallFS) Create(name string) (vfs.File, error) { return s.wrap(s.FS.Create(name)) }
+func (s *syncStallFS) OpenAppend(name string) (vfs.File, error) {
+	return s.wrap(s.FS.OpenAppend(name))
+}
+
+func (s *syncStallFS) wrap(f vfs.File, err error) (vfs.File, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &syncStallFile{File: f, fs: s}, nil
+}
+
+type syncStallFile struct {
+	vfs.File
+	fs *syncStallFS
+}
+
+func (f *syncStallFile) Sync() error {
+	if f.fs.armed.Load() {
+		f.fs.once.Do(func() { close(f.fs.stalled) })
+		<-f.fs.release
+	}
+	return f.File.Sync()
+}
+
+// TestDurableDiskFullWhileWaitingForSync: under SyncAlways, a write whose
+// record reached the file waits for an fsync; meanwhile another write's
+// batch meets a full disk. The first write is acknowledged (its record is
+// whole, in its own group, and fsynced after all), and so it is in memory
+// and after a restart; the second is refused, in neither. Before, the
+// first writer got the latched ENOSPC while its document was already
+// readable, and a restart brought it back.
+func TestDurableDiskFullWhileWaitingForSync(t *testing.T) {
+	mem := vfs.NewMemFS()
+	fsys := &syncStallFS{FS: mem, stalled: make(chan struct{}), release: make(chan struct{})}
+	var releaseOnce sync.Once
+	release := func() { releaseOnce.Do(func() { close(fsys.release) }) }
+	defer release()
+	clk := newMock()
+	c, err := openMem(t, fsys, clk, ttlstore.SyncAlways, 1<<30)
+	require.NoError(t, err)
+
+	// c0 leads an fsync that stalls: later writers wait for it.
+	fsys.armed.Store(true)
+	c0 := make(chan error, 1)
+	go func() { _, err := c.Upsert([]byte(`{"id":"c0"}`)); c0 <- err }()
+	<-fsys.stalled
+	// a's record goes to the file; a then waits for an fsync.
+	before := fsysUsed(t, mem)
+	a := make(chan error, 1)
+	go func() { _, err := c.Upsert([]byte(`{"id":"a"}`)); a <- err }()
+	for fsysUsed(t, mem) == before {
+		runtime.Gosched() // until a's group is in the file
+	}
+	// b's batch meets a full disk.
+	mem.SetCapacity(fsysUsed(t, mem) + 10)
+	_, err = c.Upsert([]byte(`{"id":"b","pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}`))
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	fsys.armed.Store(false)
+	release()
+	require.NoError(t, <-c0)
+	require.NoError(t, <-a, "a's record was written whole before the disk filled")
+	assert.Equal(t, []string{"a", "c0"}, ids(c))
+	require.ErrorIs(t, c.Close(), syscall.ENOSPC)
+
+	mem.SetCapacity(0)
+	c, err = openMem(t, mem, clk, ttlstore.SyncAlways, 1<<30)
+	require.NoError(t, err)
+	defer c.Close()
+	assert.Equal(t, []string{"a", "c0"}, ids(c))
 }
