@@ -1,0 +1,207 @@
+package ttlstore
+
+import (
+	"io"
+
+	"github.com/ttlstore/ttlstore/internal/wal"
+)
+
+// Compaction: a new log, a snapshot of the live documents beside it
+// (written to a temporary file, fsynced, renamed, the directory fsynced),
+// then the removal of the files the snapshot replaces. A crash at any step
+// leaves a directory that loads to the same documents (see durable.go).
+
+// cleanUp removes what an interrupted compaction left: temporary snapshots
+// and the files a newer snapshot replaces. It is best effort: such files
+// are never read. It removes only names of the library's own forms
+// (NNNNNNNNNNNNNNNN.log, .snap and .snap.tmp, sixteen digits): anything
+// else in the directory (a note, a backup such as
+// 0000000000000001.log.bak) is the user's, and stays.
+func (d *durable) cleanUp() {
+	names, err := d.fs.List(d.dir)
+	if err != nil {
+		return
+	}
+	// Only a published snapshot replaces files: without one, every log
+	// is still needed (a compaction may have started a log and failed
+	// before its snapshot was published).
+	base := uint64(0)
+	if snaps, _ := parseFiles(names); len(snaps) > 0 {
+		base = snaps[len(snaps)-1]
+	}
+	removed := false
+	for _, name := range names {
+		n, ext, ok := fileNumber(name)
+		stale := ext == "snap.tmp" || (n < base && (ext == "log" || ext == "snap"))
+		if ok && stale {
+			removed = d.fs.Remove(d.path(name)) == nil || removed
+		}
+	}
+	if removed {
+		d.fs.SyncDir(d.dir)
+	}
+}
+
+// setCompactAt sets the log size past which the compactor runs, from the
+// size of the snapshot just written (0 when there is none).
+func (d *durable) setCompactAt(snapSize int64) {
+	d.log.mu.Lock()
+	d.log.compactAt = max(d.minCompact, compactFactor*snapSize)
+	d.log.mu.Unlock()
+}
+
+// runCompactor is the durable collection's compaction goroutine: it
+// compacts when the log tells it that it has grown past its bound.
+func (c *Collection) runCompactor() {
+	defer c.d.wg.Done()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-c.d.log.full:
+		}
+		if err := c.d.compact(c); err != nil {
+			// The log goes on; try again once it has doubled.
+			c.d.log.mu.Lock()
+			c.d.log.compactAt = 2 * c.d.log.size
+			c.d.log.mu.Unlock()
+		}
+	}
+}
+
+// Compact rewrites a durable collection's log as a snapshot of its live
+// documents, the way the background compactor does when the log grows past
+// twice the size of the last snapshot (and 64 MiB), and returns when the
+// snapshot is published. It holds no lock while it writes: a writer waits
+// for it only while its shard is copied (8 bytes a document), a reader not
+// at all, though both may wait longer on a disk busy writing the snapshot
+// (a write holds its shard's lock until its record is written to the OS,
+// and a reader of that shard waits for it). An error leaves the directory
+// loading to the same documents. On a collection made by New it does
+// nothing and returns nil. Once Close has begun it returns ErrClosed; Close
+// waits for a Compact already under way (the directory stays locked until
+// it ends), so a slow disk makes Close as slow as the compaction.
+func (c *Collection) Compact() error {
+	if c.closed.Load() {
+		return newError("compact", "", ErrClosed)
+	}
+	if c.d == nil {
+		return nil
+	}
+	return c.d.compact(c)
+}
+
+// compact starts the next log, captures the live documents, and publishes
+// them as the snapshot that goes with that log.
+//
+// It returns ErrClosed, doing nothing, once Close has begun: Close takes
+// compactMu after setting c.closed, so it waits for a compaction under way
+// and none starts after it.
+func (d *durable) compact(c *Collection) error {
+	d.compactMu.Lock()
+	defer d.compactMu.Unlock()
+	if c.closed.Load() {
+		return newError("compact", "", ErrClosed)
+	}
+	d.log.mu.Lock()
+	num := d.log.num + 1
+	d.log.mu.Unlock()
+	nf, err := d.createLog(num)
+	if err != nil {
+		return err
+	}
+	seq, err := d.log.rotate(nf, num)
+	if err != nil {
+		nf.Close() // empty: Open removes it
+		return err
+	}
+	live, def, etag := c.capture()
+	size, err := d.writeSnapshot(num, live, def, etag, seq)
+	clear(live)
+	if err != nil {
+		return err
+	}
+	d.setCompactAt(size)
+	d.cleanUp()
+	return nil
+}
+
+// capture returns the live documents (immutable entries: the references
+// are enough), the DefaultTTL they are under, and the last _etag issued.
+// It holds one shard's read lock at a time.
+//
+// It takes every shard's lock, even of a shard that looks empty: a write
+// whose record went to the old log before the rotation may still hold its
+// shard's lock, not yet applied, and the snapshot must wait for it, since
+// the old log is removed once the snapshot is published.
+func (c *Collection) capture() (live []*entry, def int32, etag uint64) {
+	c.policyMu.RLock()
+	defer c.policyMu.RUnlock()
+	now := c.now()
+	n := 0
+	for i := range c.shards {
+		n += int(c.shards[i].size.Load())
+	}
+	live = make([]*entry, 0, n)
+	var from bucket
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.RLock()
+		live = s.index.appendLive(now, &from, live)
+		etag = max(etag, s.etag)
+		s.mu.RUnlock()
+	}
+	return live, c.def.Load(), etag
+}
+
+// writeSnapshot writes snapshot num: to a temporary file, fsynced, renamed
+// into place, and the directory fsynced. It returns the snapshot's size.
+func (d *durable) writeSnapshot(num uint64, live []*entry, def int32, etag, seq uint64) (int64, error) {
+	final := d.path(fileName(num, wal.KindSnapshot))
+	tmp := final + ".tmp"
+	f, err := d.fs.Create(tmp)
+	if err != nil {
+		return 0, &ioError{op: "create " + tmp, err: err}
+	}
+	size, err := writeSnapshotTo(f, live, def, etag, seq)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = d.fs.Rename(tmp, final)
+	}
+	if err == nil {
+		err = d.fs.SyncDir(d.dir)
+	}
+	if err != nil {
+		d.fs.Remove(tmp) // best effort: Open removes it otherwise
+		return 0, &ioError{op: "write snapshot " + final, err: err}
+	}
+	return size, nil
+}
+
+// writeSnapshotTo writes a snapshot's records to w in 1 MiB writes.
+func writeSnapshotTo(w io.Writer, live []*entry, def int32, etag, seq uint64) (int64, error) {
+	const chunk = 1 << 20
+	buf := make([]byte, 0, chunk+4096)
+	buf = wal.AppendHeader(buf, wal.KindSnapshot)
+	buf = appendSnapInfo(buf, def, etag, seq)
+	var size int64
+	for _, e := range live {
+		buf = appendPut(buf, e)
+		if len(buf) >= chunk {
+			n, err := w.Write(buf)
+			size += int64(n)
+			if err != nil {
+				return size, err
+			}
+			buf = buf[:0]
+		}
+	}
+	buf = appendSnapEnd(buf, uint64(len(live)))
+	n, err := w.Write(buf)
+	return size + int64(n), err
+}

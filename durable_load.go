@@ -1,0 +1,368 @@
+package ttlstore
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/ttlstore/ttlstore/internal/vfs"
+	"github.com/ttlstore/ttlstore/internal/wal"
+)
+
+// Loading a durable collection: the newest snapshot, then every log from
+// it on, in order (the formats are in durable_record.go). A log with
+// commit groups applies a group once its commit record is read; a log
+// written before groups applies each record as it comes. The last log is
+// cut after its last whole group and appended to; one without groups is
+// left as it is, and the writes go on in a new one.
+
+// load reads the newest snapshot and the logs after it into c, which is
+// empty and has no goroutines, then opens the last log for appending (or
+// starts the first). Until it appends, it only reads.
+func (d *durable) load(c *Collection, policy SyncPolicy) error {
+	snaps, logs, err := d.files()
+	if err != nil {
+		return err
+	}
+	base := uint64(1)
+	var etag, seq uint64
+	var snapSize int64
+	found := false
+	if len(snaps) > 0 {
+		base = snaps[len(snaps)-1]
+		if etag, seq, snapSize, err = d.loadSnapshot(c, base); err != nil {
+			return err
+		}
+		found = true
+	}
+	var replay []uint64
+	for _, n := range logs {
+		if n >= base {
+			replay = append(replay, n)
+		}
+	}
+	if found && (len(replay) == 0 || replay[0] != base) {
+		return d.corrupt(fileName(base, wal.KindLog), 0, "missing: the snapshot needs it")
+	}
+	for i, n := range replay {
+		if n != replay[0]+uint64(i) {
+			return d.corrupt(fileName(replay[0]+uint64(i), wal.KindLog), 0, "missing: logs "+strconv.FormatUint(replay[0], 10)+" to "+strconv.FormatUint(n, 10)+" must all be there")
+		}
+	}
+	var last replayed
+	for i, n := range replay {
+		rp, err := d.replayLog(c, n)
+		if err != nil {
+			return err
+		}
+		etag, seq = max(etag, rp.etag), max(seq, rp.seq)
+		found = found || rp.records > 0
+		last = rp
+		if rp.torn > 0 && i < len(replay)-1 {
+			// A log is fsynced before the next one takes records, so
+			// only the last can have been torn by a crash, unless the
+			// later ones are empty: a compaction started one and
+			// failed to sync this one. Then this one is the last.
+			if err := d.dropEmptyLogs(c, replay[i+1:]); err != nil {
+				return d.corrupt(fileName(n, wal.KindLog), rp.end, "torn, and "+err.Error())
+			}
+			replay = replay[:i+1]
+			break
+		}
+	}
+	d.stored = found
+	if found {
+		// Every _etag issued before a crash is below this, even those
+		// of writes whose records were lost with the OS's buffers (up to
+		// 2^33 of them a shard).
+		c.resumeEtags(etag + 1<<40)
+	}
+	var f vfs.File
+	size := preambleSize
+	if len(replay) == 0 {
+		if f, err = d.createLog(base); err != nil {
+			return err
+		}
+		last.num = base
+	} else {
+		if f, size, err = d.continueLog(last); err != nil {
+			return err
+		}
+		if f == nil {
+			// A log without commit groups, written by an earlier
+			// version: the writes go on in a new one.
+			last.num++
+			if f, err = d.createLog(last.num); err != nil {
+				return err
+			}
+		}
+		d.torn = last.torn
+	}
+	d.log = newLogWriter(f, last.num, size, policy, seq)
+	d.setCompactAt(snapSize)
+	return nil
+}
+
+// continueLog opens the last log, last, for appending: it cuts its torn
+// tail (a torn record, or a group without its recCommit), so that the next
+// group follows the last whole one, and returns it with its size. A log
+// torn within its preamble, or left empty by a crash right after its
+// creation, starts anew. A log with records but without commit groups is
+// synced and left as it is: continueLog returns a nil File, and the caller
+// starts the next log.
+func (d *durable) continueLog(last replayed) (vfs.File, int64, error) {
+	name := d.path(fileName(last.num, wal.KindLog))
+	f, err := d.fs.OpenAppend(name)
+	if err != nil {
+		return nil, 0, &ioError{op: "open " + name, err: err}
+	}
+	size := last.end
+	switch {
+	case !last.groups && last.records == 0:
+		err = f.Truncate(0)
+		if err == nil {
+			_, err = f.Write(logPreamble())
+		}
+		size = preambleSize
+	case last.torn > 0:
+		err = f.Truncate(last.end)
+	}
+	if err == nil && (last.torn > 0 || !last.groups) {
+		err = f.Sync()
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, &ioError{op: "cut the torn tail of " + name, err: err}
+	}
+	if !last.groups && last.records > 0 {
+		f.Close()
+		return nil, 0, nil
+	}
+	return f, size, nil
+}
+
+// loadSnapshot loads snapshot num into c and returns the last _etag and
+// sequence number it records and the snapshot's size.
+func (d *durable) loadSnapshot(c *Collection, num uint64) (etag, seq uint64, size int64, err error) {
+	name := fileName(num, wal.KindSnapshot)
+	f, r, err := d.openReader(c, name, wal.KindSnapshot)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer f.Close()
+	var count uint64
+	for i := 0; ; i++ {
+		off := r.Offset()
+		typ, p, err := r.Next()
+		if err == io.EOF {
+			// A snapshot is published whole: a tail is damage.
+			return 0, 0, 0, d.corrupt(name, r.Offset(), "ends without its end record")
+		} else if err != nil {
+			return 0, 0, 0, d.readError(name, err)
+		}
+		if i == 0 {
+			def, e, s, ok := decodeSnapInfo(p)
+			if typ != recSnapInfo || !ok {
+				return 0, 0, 0, d.corrupt(name, off, "does not start with its info record")
+			}
+			c.def.Store(def)
+			etag, seq = e, s
+			continue
+		}
+		switch {
+		case typ == recPut:
+			e, err := decodePut(p)
+			if err != nil {
+				return 0, 0, 0, d.corrupt(name, off, err.Error())
+			}
+			c.applyPut(e)
+			etag = max(etag, e.etag)
+			count++
+		case typ == recSnapEnd && len(p) == 8 && le.Uint64(p) == count:
+			if _, _, err := r.Next(); err != io.EOF || r.Torn() > 0 {
+				return 0, 0, 0, d.corrupt(name, r.Offset(), "data after the end record")
+			}
+			return etag, seq, r.Offset(), nil
+		default:
+			return 0, 0, 0, d.corrupt(name, off, "unexpected record of type "+strconv.Itoa(int(typ)))
+		}
+	}
+}
+
+// dropEmptyLogs removes the logs nums, after checking that none holds a
+// record but its recLogInfo; otherwise it removes nothing and says which
+// one does.
+func (d *durable) dropEmptyLogs(c *Collection, nums []uint64) error {
+	for _, n := range nums {
+		f, r, err := d.openReader(c, fileName(n, wal.KindLog), wal.KindLog)
+		if err != nil {
+			return err
+		}
+		typ, _, err := r.Next()
+		if err == nil && typ == recLogInfo {
+			_, _, err = r.Next()
+		}
+		f.Close()
+		if err != io.EOF {
+			return errors.New("a later log, " + fileName(n, wal.KindLog) + ", has records")
+		}
+	}
+	for _, n := range nums {
+		if err := d.fs.Remove(d.path(fileName(n, wal.KindLog))); err != nil {
+			return &ioError{op: "remove an empty log", err: err}
+		}
+	}
+	if err := d.fs.SyncDir(d.dir); err != nil {
+		return &ioError{op: "sync " + d.dir, err: err}
+	}
+	return nil
+}
+
+// replayed is what replayLog found in a log.
+type replayed struct {
+	num     uint64 // the log's number
+	end     int64  // where its last whole group (or record, in a log without groups) ends
+	torn    int64  // the bytes after end: a torn record, or a group without its recCommit
+	etag    uint64 // the largest _etag it holds
+	seq     uint64 // the sequence number of its last recCommit; 0 if none
+	groups  bool   // it starts with recLogInfo: its records are in commit groups
+	records int    // the records it applied
+}
+
+// replayLog applies log num to c: each commit group once its recCommit is
+// read, or in a log without groups each record as it comes.
+func (d *durable) replayLog(c *Collection, num uint64) (replayed, error) {
+	rp := replayed{num: num}
+	name := fileName(num, wal.KindLog)
+	f, r, err := d.openReader(c, name, wal.KindLog)
+	if err != nil {
+		return rp, err
+	}
+	defer f.Close()
+	rp.end = r.Offset()
+	var group []logOp
+	for i := 0; ; i++ {
+		off := r.Offset()
+		typ, p, err := r.Next()
+		if err == io.EOF {
+			break
+		} else if err != nil {
+			return rp, d.readError(name, err)
+		}
+		switch {
+		case typ == recLogInfo && i == 0:
+			if len(p) != 4 || le.Uint32(p) != logFormatGroups {
+				return rp, d.corrupt(name, off, "log info record of an unknown format")
+			}
+			rp.groups = true
+			rp.end = r.Offset()
+		case typ == recCommit && rp.groups:
+			count, seq, err := decodeCommit(p)
+			switch {
+			case err != nil:
+				return rp, d.corrupt(name, off, err.Error())
+			case count == 0 || int(count) != len(group):
+				return rp, d.corrupt(name, off, fmt.Sprintf("commit record closes %d records, after %d", count, len(group)))
+			case rp.seq != 0 && seq != rp.seq+uint64(count):
+				return rp, d.corrupt(name, off, fmt.Sprintf("commit record's sequence number %d does not follow %d by %d", seq, rp.seq, count))
+			}
+			for _, op := range group {
+				c.applyOp(op)
+			}
+			clear(group)
+			group = group[:0]
+			rp.records += int(count)
+			rp.seq, rp.end = seq, r.Offset()
+		default:
+			op, err := decodeOp(typ, p)
+			if err != nil {
+				return rp, d.corrupt(name, off, err.Error())
+			}
+			if op.e != nil {
+				rp.etag = max(rp.etag, op.e.etag)
+			}
+			if rp.groups {
+				group = append(group, op)
+				continue
+			}
+			c.applyOp(op)
+			rp.records++
+			rp.end = r.Offset()
+		}
+	}
+	rp.torn = r.Offset() + r.Torn() - rp.end
+	return rp, nil
+}
+
+// logOp is a log record's change, decoded.
+type logOp struct {
+	typ byte
+	e   *entry   // recPut: the document
+	ids []string // recDelete: one id; recExpire: the ids
+	old int32    // recDefault: the DefaultTTL before,
+	def int32    // after,
+	at  int64    // and the second of the change
+}
+
+// decodeOp decodes a record of a change (not recCommit or recLogInfo).
+func decodeOp(typ byte, p []byte) (logOp, error) {
+	op := logOp{typ: typ}
+	var err error
+	switch typ {
+	case recPut:
+		op.e, err = decodePut(p)
+	case recDelete:
+		op.ids = []string{string(p)}
+	case recExpire:
+		op.ids, err = decodeExpire(p)
+	case recDefault:
+		op.old, op.def, op.at, err = decodeDefault(p)
+	default:
+		err = errors.New("unknown record type " + strconv.Itoa(int(typ)))
+	}
+	return op, err
+}
+
+// applyOp applies a change read from a log; nothing is logged or reported.
+func (c *Collection) applyOp(op logOp) {
+	switch op.typ {
+	case recPut:
+		c.applyPut(op.e)
+	case recDelete, recExpire:
+		for _, id := range op.ids {
+			c.applyDelete(id)
+		}
+	case recDefault:
+		c.lockAll()
+		c.redefineLocked(op.old, op.def, op.at)
+		c.unlockAll()
+	}
+}
+
+// applyPut files e, as a log or snapshot says, replacing the entry with its
+// id if any. It is for loading: nothing is logged or reported.
+func (c *Collection) applyPut(e *entry) {
+	id := e.id()
+	s, h := c.shardFor(id)
+	def := c.def.Load()
+	var oldExp int64
+	ref := s.docs.lookup(h, id)
+	dDocs, dBytes := int64(1), weigh(e)
+	if ref != nil {
+		oldExp = ref.Load().expiry(def)
+		dDocs, dBytes = 0, dBytes-weigh(ref.Load())
+	}
+	// Loaded past any bound: Open enforces it once everything is in.
+	c.lim.docs.Add(dDocs)
+	c.lim.bytes.Add(dBytes)
+	c.storeLocked(s, h, e, e.expiry(def), ref, oldExp)
+}
+
+// applyDelete removes the entry with the given id, if any; see applyPut.
+func (c *Collection) applyDelete(id string) {
+	s, h := c.shardFor(id)
+	if e := s.docs.get(h, id); e != nil {
+		c.deleteLocked(s, h, e, e.expiry(c.def.Load()))
+	}
+}
