@@ -143,7 +143,7 @@ func (c *Collection) capture() (live []*entry, def int32, etag uint64) {
 		n += int(c.shards[i].size.Load())
 	}
 	live = make([]*entry, 0, n)
-	var from bucket
+	var from leaf
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.RLock()
