@@ -1079,14 +1079,13 @@ func (c *Collection) snapshot() ([]*entry, int32) {
 		s.mu.RUnlock()
 	}
 	snap := make([]*entry, 0, n)
-	var from leaf
 	for i := range c.shards {
 		s := &c.shards[i]
 		if s.size.Load() == 0 {
 			continue
 		}
 		s.mu.RLock()
-		snap = s.index.appendLive(c.now(), &from, snap)
+		snap = s.index.appendLive(c.now(), snap)
 		s.mu.RUnlock()
 	}
 	return snap, c.def.Load()

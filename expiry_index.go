@@ -19,60 +19,76 @@ import (
 // The ordered part is a B+-tree of entry pointers whose leaves are not
 // sorted inside. Entries have unique keys (expiry second, then _etag, then
 // address: see key), and each leaf holds up to leafCap entries whose keys
-// lie between its first key, the least of them, and the next leaf's first
-// key, in no order; a google/btree files the leaves by first key. A leaf
+// lie from its low key to the next leaf's low key, in no order. A
+// google/btree files the leaves by low key, the key beside the pointer so
+// that a search loads no leaf. A leaf's low key is fixed once filed (it
+// only goes down, for the first leaf, by refiling it), so that removals,
+// which raise a leaf's least key, never touch the google/btree; the leaf
+// keeps its least key apart (first), exact, for the earliest expiry. A leaf
 // holds no expiry of its own entries: an entry's expiry is its _ts plus the
 // offset the index keeps in the entry's pos (for an entry in never, pos is
 // its place there, so removing one is a swap with the last).
 //
 // Memory is why it is a tree of entries rather than of seconds: an entry
 // costs its pointer in a leaf, 8 bytes, plus its share of the leaf's unused
-// room and of the leaf's header (80 bytes) and place in the google/btree,
-// however the expiries spread (a tree of one bucket per second cost 50
-// bytes more per entry when every entry had a second of its own). A full
-// leaf that takes an entry after all of its own (entries written in order
-// of expiry do: one TTL, or each second's in turn) stays full and a new leaf
-// takes the entry, so such entries cost about 9 bytes; a full leaf that
-// takes one in its midst splits in two where the entry goes, but no nearer
-// either end than a quarter (about 12 bytes an entry for entries written in
-// random order of expiry). A leaf emptied below a quarter by removals merges
-// with a neighbour that has room for it. Leaves' arrays grow by doubling up
-// to leafCap.
+// room, of the leaf's header (96 bytes) and of its 32 bytes in the
+// google/btree, however the expiries spread (a tree of one bucket per
+// second cost 50 bytes more per entry when every entry had a second of its
+// own). A full leaf that takes an entry after all of its own (entries
+// written in order of expiry do: one TTL, or each second's in turn) stays
+// full and a new leaf takes the entry, so such entries cost about 9.5
+// bytes; a full leaf that takes one in its midst splits in two where the
+// entry goes, but no nearer either end than a quarter (about 13 bytes an
+// entry for entries written in random order of expiry). A leaf emptied
+// below a quarter by removals merges with a neighbour that has room for it,
+// or moves to a smaller array. Leaves' arrays grow by doubling up to
+// leafCap.
 //
 // Leaves are unsorted so that a write loads no entry but its own: finding
-// its leaf compares the keys the leaves hold, and it appends. What needs an
+// its leaf compares keys in the google/btree, and it appends. What needs an
 // order within a leaf loads the leaf's entries (up to leafCap, independent
-// loads that the processor overlaps): a split sorts the leaf's keys; a
+// loads that the processor overlaps): a split partitions the leaf's keys
+// at the new one (sorts them if that is nearer an end than a quarter); a
 // removal of a leaf's least entry finds the next least; and the leaf where
 // expired and live entries meet, which popping, counting the expired and
-// listing the live entries filter.
+// listing the live entries filter. That time is the price of the memory:
+// writes that fill many leaves in turn (60 expiry seconds in turn, say)
+// split a leaf every 32 to 128 writes, at a few microseconds each.
 //
 // It is guarded by its shard's mutex; every method must be called with that
 // mutex held (read methods with at least the read lock).
 //
 // Costs, n the entries and L (n/leafCap to 4n/leafCap) the leaves: insert
-// O(log L), and O(leafCap log leafCap) for a split, which comes at most once
-// every leafCap/4 inserts into a leaf; remove O(log L + leafCap) (it finds
+// O(log L), and O(leafCap) for a split (O(leafCap log leafCap) near an
+// end), which comes at most once every leafCap/4 inserts into a leaf; remove O(log L + leafCap) (it finds
 // the entry by address in its leaf's array); the earliest expiry O(log L);
 // popping k expired entries O(k + leafCap + log L); counting the expired
 // entries O(log L + expired leaves + leafCap); listing the live entries
 // O(live + log L + leafCap).
 type expiryIndex struct {
-	tree  *btree.BTreeG[*leaf] // the leaves, by first key
-	never neverSet             // the entries that cannot expire
-	probe leaf                 // a key for lookups by writers, so that they do not allocate
+	tree  *btree.BTreeG[leafRef] // the leaves, by low key
+	never neverSet               // the entries that cannot expire
 }
 
 // leafCap is the most entries a leaf holds: its array is then 1024 bytes,
 // one of the allocator's size classes.
 const leafCap = 128
 
-// leaf is entries of the ordered part whose keys lie from first to the
-// next leaf's first, in no order.
+// leaf is entries of the ordered part whose keys lie from low to the next
+// leaf's low, in no order.
 type leaf struct {
+	low   key      // the leaf's key in the tree: no greater than first, and fixed
 	first key      // the least key of items
 	last  key      // no less than the greatest key of items
 	items []*entry // 1..leafCap entries; cap no more than leafCap
+}
+
+// leafRef is a leaf as the google/btree holds it: with its low key beside
+// it, so that a search compares keys in the tree's nodes without loading
+// the leaves.
+type leafRef struct {
+	low key
+	l   *leaf
 }
 
 // neverSet is the entries that cannot expire, each at its pos.
@@ -109,6 +125,13 @@ func (a key) compare(b key) int {
 	return 0
 }
 
+func minKey(a, b key) key {
+	if b.less(a) {
+		return b
+	}
+	return a
+}
+
 // keyOf is the key of e, which is in the ordered part.
 func keyOf(e *entry) key {
 	return key{exp: expiryOf(e), etag: e.etag, addr: uintptr(unsafe.Pointer(e))}
@@ -131,30 +154,40 @@ func (l *leaf) least() key {
 // indexDegree is the google/btree's degree: it holds leaves, which are few.
 const indexDegree = 16
 
-func leafLess(a, b *leaf) bool { return a.first.less(b.first) }
+func leafLess(a, b leafRef) bool { return a.low.less(b.low) }
 
 func newExpiryIndex() expiryIndex {
 	// A small free list: leaves come and go every leafCap/4 entries at
 	// most, and the default list (32 nodes) would cost 256 bytes in each
 	// of the numShards shards of every collection.
-	tree := btree.NewWithFreeListG(indexDegree, leafLess, btree.NewFreeListG[*leaf](2))
+	tree := btree.NewWithFreeListG(indexDegree, leafLess, btree.NewFreeListG[leafRef](2))
 	return expiryIndex{tree: tree}
 }
 
-// leafFor returns the leaf where k belongs: the last whose first key is not
-// after k, or the first leaf if k comes before them all; nil when there is
-// no leaf. It uses x.probe, so the caller must hold the write lock.
+// leafFor returns the leaf where k belongs: the last whose low key is not
+// after k; nil when k comes before them all.
 func (x *expiryIndex) leafFor(k key) *leaf {
-	x.probe.first = k
 	var l *leaf
-	x.tree.DescendLessOrEqual(&x.probe, func(m *leaf) bool {
-		l = m
+	x.tree.DescendLessOrEqual(leafRef{low: k}, func(r leafRef) bool {
+		l = r.l
 		return false
 	})
-	if l == nil {
-		l, _ = x.tree.Min()
-	}
 	return l
+}
+
+// file adds l to the tree, under l.low.
+func (x *expiryIndex) file(l *leaf) { x.tree.ReplaceOrInsert(leafRef{low: l.low, l: l}) }
+
+// unfile removes l from the tree.
+func (x *expiryIndex) unfile(l *leaf) {
+	x.tree.Delete(leafRef{low: l.low})
+	l.items = nil
+}
+
+// minLeaf returns the first leaf, nil if there is none.
+func (x *expiryIndex) minLeaf() *leaf {
+	r, _ := x.tree.Min()
+	return r.l
 }
 
 // insert adds e, which expires at exp.
@@ -171,30 +204,40 @@ func (x *expiryIndex) insert(e *entry, exp int64) {
 	}
 	e.pos = int32(off)
 	k := keyOf(e)
-	l, ok := x.tree.Max()
+	r, ok := x.tree.Max()
+	l := r.l
 	switch {
 	case !ok:
 		x.addLeaf(k, e)
 		return
-	case k.less(l.first):
+	case k.less(r.low):
 		// Not in the last leaf (entries written in order of expiry
 		// are): look it up.
-		l = x.leafFor(k)
+		if l = x.leafFor(k); l == nil {
+			// Before every leaf: e starts a leaf of its own if the
+			// first is full (entries written in reverse order of
+			// expiry), else the first is filed under k now.
+			if l = x.minLeaf(); len(l.items) == leafCap {
+				x.addLeaf(k, e)
+				return
+			}
+			x.tree.Delete(leafRef{low: l.low})
+			l.low = k
+			x.file(l)
+		}
 	}
 	switch {
 	case len(l.items) < leafCap:
 		l.items = appendItems(l.items, e)
 		if k.less(l.first) {
-			// Only the first leaf takes a key before its own: the
-			// order of the leaves stands.
 			l.first = k
 		}
 		if l.last.less(k) {
 			l.last = k
 		}
-	case l.last.less(k) || k.less(l.first):
-		// Full, and e comes after all of its entries, or before the
-		// first leaf: e starts a leaf of its own.
+	case l.last.less(k):
+		// Full, and e comes after all of its entries: e starts a
+		// leaf of its own.
 		x.addLeaf(k, e)
 	default:
 		x.split(l, k, e)
@@ -203,9 +246,9 @@ func (x *expiryIndex) insert(e *entry, exp int64) {
 
 // addLeaf files a new leaf holding e, whose key is k.
 func (x *expiryIndex) addLeaf(k key, e *entry) {
-	l := &leaf{first: k, last: k, items: make([]*entry, 1, 8)}
+	l := &leaf{low: k, first: k, last: k, items: make([]*entry, 1, 8)}
 	l.items[0] = e
-	x.tree.ReplaceOrInsert(l)
+	x.file(l)
 }
 
 // keyed is an entry with its key, for sorting.
@@ -261,7 +304,9 @@ func (x *expiryIndex) split(l *leaf, k key, e *entry) {
 		}
 		r.first, l.last = all[at].k, all[at-1].k
 	}
-	x.tree.ReplaceOrInsert(r)
+	l.first = minKey(l.first, k)
+	r.low = r.first
+	x.file(r)
 }
 
 // appendItems appends es to the leaf items s, growing s, if it must, by
@@ -302,10 +347,10 @@ func (x *expiryIndex) remove(e *entry, exp int64) {
 	l.items = l.items[:last]
 	switch {
 	case last == 0:
-		x.tree.Delete(l)
+		x.unfile(l)
 		return
 	case k == l.first:
-		l.first = l.least() // later, but before the next leaf's first
+		l.first = l.least()
 	}
 	if len(l.items) < leafCap/4 {
 		x.merge(l)
@@ -317,30 +362,32 @@ func (x *expiryIndex) remove(e *entry, exp int64) {
 // that, it moves them to a smaller array if theirs is mostly empty.
 func (x *expiryIndex) merge(l *leaf) {
 	var prev, next *leaf
-	x.tree.AscendGreaterOrEqual(l, func(m *leaf) bool {
-		if m == l {
+	x.tree.AscendGreaterOrEqual(leafRef{low: l.low}, func(r leafRef) bool {
+		if r.l == l {
 			return true
 		}
-		next = m
+		next = r.l
 		return false
 	})
 	if next != nil && len(l.items)+len(next.items) <= leafCap {
 		l.items = appendItems(l.items, next.items...)
+		l.first = minKey(l.first, next.first)
 		l.last = next.last
-		x.tree.Delete(next)
+		x.unfile(next)
 		return
 	}
-	x.tree.DescendLessOrEqual(l, func(m *leaf) bool {
-		if m == l {
+	x.tree.DescendLessOrEqual(leafRef{low: l.low}, func(r leafRef) bool {
+		if r.l == l {
 			return true
 		}
-		prev = m
+		prev = r.l
 		return false
 	})
 	if prev != nil && len(prev.items)+len(l.items) <= leafCap {
 		prev.items = appendItems(prev.items, l.items...)
+		prev.first = minKey(prev.first, l.first)
 		prev.last = l.last
-		x.tree.Delete(l)
+		x.unfile(l)
 		return
 	}
 	if cap(l.items) > 4*len(l.items) {
@@ -351,7 +398,7 @@ func (x *expiryIndex) merge(l *leaf) {
 // min returns the earliest expiry second, or neverExpires when nothing can
 // expire.
 func (x *expiryIndex) min() int64 {
-	if l, ok := x.tree.Min(); ok {
+	if l := x.minLeaf(); l != nil {
 		return l.first.exp
 	}
 	return neverExpires
@@ -361,8 +408,8 @@ func (x *expiryIndex) min() int64 {
 // leaves first, and appends them to out.
 func (x *expiryIndex) popExpired(now int64, max int, out []slot) []slot {
 	for max > 0 {
-		l, ok := x.tree.Min()
-		if !ok || !isExpired(l.first.exp, now) {
+		l := x.minLeaf()
+		if l == nil || !isExpired(l.first.exp, now) {
 			break
 		}
 		kept := l.items[:0]
@@ -376,7 +423,7 @@ func (x *expiryIndex) popExpired(now int64, max int, out []slot) []slot {
 		}
 		clear(l.items[len(kept):])
 		if len(kept) == 0 {
-			x.tree.Delete(l)
+			x.unfile(l)
 			continue
 		}
 		l.items = kept
@@ -392,15 +439,15 @@ func (x *expiryIndex) popExpired(now int64, max int, out []slot) []slot {
 func (x *expiryIndex) countExpired(now int64) int {
 	n := 0
 	var cur *leaf
-	x.tree.Ascend(func(l *leaf) bool {
-		if !isExpired(l.first.exp, now) {
+	x.tree.Ascend(func(r leafRef) bool {
+		if !isExpired(r.l.first.exp, now) {
 			return false
 		}
 		if cur != nil {
-			// Every entry of cur is before l's first, expired.
+			// Every entry of cur is before l's, expired.
 			n += len(cur.items)
 		}
-		cur = l
+		cur = r.l
 		return true
 	})
 	if cur != nil {
@@ -415,20 +462,20 @@ func (x *expiryIndex) countExpired(now int64) int {
 
 // appendLive appends the entries not expired at second now to out, without
 // looking at the expired ones but those in the leaf where expired and live
-// ones meet. from is scratch space for the lookup (not x.probe: readers
-// share the index under the read lock).
-func (x *expiryIndex) appendLive(now int64, from *leaf, out []*entry) []*entry {
-	// The last leaf whose first entry is expired: the leaves before it
-	// hold only expired entries, those after it only live ones.
-	from.first = key{exp: now, etag: math.MaxUint64, addr: ^uintptr(0)}
+// ones meet.
+func (x *expiryIndex) appendLive(now int64, out []*entry) []*entry {
+	// The last leaf filed at or before the last key of second now: the
+	// leaves before it hold only expired entries, those after it only
+	// live ones.
+	last := leafRef{low: key{exp: now, etag: math.MaxUint64, addr: ^uintptr(0)}}
 	var meet *leaf
-	x.tree.DescendLessOrEqual(from, func(l *leaf) bool {
-		meet = l
+	x.tree.DescendLessOrEqual(last, func(r leafRef) bool {
+		meet = r.l
 		return false
 	})
 	if meet == nil {
-		x.tree.Ascend(func(l *leaf) bool {
-			out = append(out, l.items...)
+		x.tree.Ascend(func(r leafRef) bool {
+			out = append(out, r.l.items...)
 			return true
 		})
 	} else {
@@ -437,9 +484,9 @@ func (x *expiryIndex) appendLive(now int64, from *leaf, out []*entry) []*entry {
 				out = append(out, e)
 			}
 		}
-		x.tree.AscendGreaterOrEqual(meet, func(l *leaf) bool {
-			if l != meet {
-				out = append(out, l.items...)
+		x.tree.AscendGreaterOrEqual(leafRef{low: meet.low}, func(r leafRef) bool {
+			if r.l != meet {
+				out = append(out, r.l.items...)
 			}
 			return true
 		})
@@ -453,8 +500,8 @@ func (x *expiryIndex) appendLive(now int64, from *leaf, out []*entry) []*entry {
 func (x *expiryIndex) soonest(except string) (*entry, int64) {
 	var v *entry
 	var vk key
-	x.tree.Ascend(func(l *leaf) bool {
-		for _, e := range l.items {
+	x.tree.Ascend(func(r leafRef) bool {
+		for _, e := range r.l.items {
 			if k := keyOf(e); (v == nil || k.less(vk)) && e.id() != except {
 				v, vk = e, k
 			}
@@ -483,8 +530,8 @@ func (x *expiryIndex) rebuild(entries []*entry, exp func(*entry) int64) {
 // expire last, until it returns false. fn must not change the index.
 func (x *expiryIndex) ascend(fn func(e *entry, exp int64) bool) {
 	more := true
-	x.tree.Ascend(func(l *leaf) bool {
-		for _, e := range l.items {
+	x.tree.Ascend(func(r leafRef) bool {
+		for _, e := range r.l.items {
 			if more = fn(e, expiryOf(e)); !more {
 				break
 			}
@@ -499,25 +546,31 @@ func (x *expiryIndex) ascend(fn func(e *entry, exp int64) bool) {
 }
 
 // check verifies the index's structure: every leaf holds 1..leafCap
-// entries in an array of at most leafCap, is filed under its entries' least
-// key, and its entries' keys are no greater than its last and come before
-// the next leaf's first; each entry in never is at its pos. It is for tests
-// (checkInvariants).
+// entries in an array of at most leafCap, is filed under its low key, no
+// greater than its entries' least key, which is its first; its entries'
+// keys are no greater than its last and come before the next leaf's low;
+// each entry in never is at its pos. It is for tests (checkInvariants).
 func (x *expiryIndex) check() error {
 	var err error
 	var prev *leaf
 	var prevMax key
-	x.tree.Ascend(func(l *leaf) bool {
+	x.tree.Ascend(func(r leafRef) bool {
+		l := r.l
 		if len(l.items) == 0 || cap(l.items) > leafCap {
 			err = fmt.Errorf("a leaf holds %d entries in room for %d", len(l.items), cap(l.items))
 			return false
 		}
-		if least := l.least(); l.first != least {
-			err = fmt.Errorf("a leaf is filed under %+v, its least key is %+v", l.first, least)
-			return false
+		switch least := l.least(); {
+		case r.low != l.low:
+			err = fmt.Errorf("a leaf with low key %+v is filed under %+v", l.low, r.low)
+		case l.first != least:
+			err = fmt.Errorf("a leaf's first key is %+v, its least key is %+v", l.first, least)
+		case l.first.less(l.low):
+			err = fmt.Errorf("a leaf's low key %+v is after its first %+v", l.low, l.first)
+		case prev != nil && !prevMax.less(l.low):
+			err = fmt.Errorf("a leaf holds %+v, not before the next leaf's low key %+v", prevMax, l.low)
 		}
-		if prev != nil && !prevMax.less(l.first) {
-			err = fmt.Errorf("a leaf holds %+v, not before the next leaf's first key %+v", prevMax, l.first)
+		if err != nil {
 			return false
 		}
 		prevMax = l.first

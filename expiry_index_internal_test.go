@@ -112,8 +112,7 @@ func TestExpiryIndexAgainstModel(t *testing.T) {
 				if got := x.countExpired(now); got != expired {
 					rt.Fatalf("op %d: countExpired(%d) = %d, want %d", i, now, got, expired)
 				}
-				var from leaf
-				live := x.appendLive(now, &from, nil)
+				live := x.appendLive(now, nil)
 				if len(live) != len(model)-expired {
 					rt.Fatalf("op %d: appendLive gives %d, want %d", i, len(live), len(model)-expired)
 				}
@@ -167,11 +166,11 @@ func TestExpiryIndexAgainstModel(t *testing.T) {
 // pointers and as many children, and the node).
 func indexBytes(x *expiryIndex) int {
 	b := 0
-	x.tree.Ascend(func(l *leaf) bool {
-		b += allocSize(int(unsafe.Sizeof(*l))) + allocSize(cap(l.items)*8)
+	x.tree.Ascend(func(r leafRef) bool {
+		b += allocSize(int(unsafe.Sizeof(*r.l))) + allocSize(cap(r.l.items)*8)
 		return true
 	})
-	perNode := allocSize(64) + allocSize((2*indexDegree-1)*8) + allocSize(2*indexDegree*8)
+	perNode := allocSize(64) + allocSize((2*indexDegree-1)*int(unsafe.Sizeof(leafRef{}))) + allocSize(2*indexDegree*8)
 	nodes := x.tree.Len()/(indexDegree-1) + 1
 	return b + nodes*perNode
 }
