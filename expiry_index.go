@@ -54,8 +54,8 @@ import (
 // earliest; and the leaf where expired and live entries meet, if they do
 // meet in a leaf, which popping, counting the expired and listing the live
 // entries filter (listing 100k documents of which half have expired unswept
-// costs 1.27x what one bucket per second cost, for that filter in each of
-// the 128 shards). That time is the price of the memory: writes that fill
+// costs about 1.3x what one bucket per second cost, for that filter in each
+// of the 128 shards). That time is the price of the memory: writes that fill
 // many leaves in turn (60 expiry seconds in turn, say) split a leaf every 32
 // to 128 writes, at a few microseconds each.
 //
