@@ -1079,14 +1079,13 @@ func (c *Collection) snapshot() ([]*entry, int32) {
 		s.mu.RUnlock()
 	}
 	snap := make([]*entry, 0, n)
-	var from bucket
 	for i := range c.shards {
 		s := &c.shards[i]
 		if s.size.Load() == 0 {
 			continue
 		}
 		s.mu.RLock()
-		snap = s.index.appendLive(c.now(), &from, snap)
+		snap = s.index.appendLive(c.now(), snap)
 		s.mu.RUnlock()
 	}
 	return snap, c.def.Load()
@@ -1175,24 +1174,17 @@ func (c *Collection) redefineLocked(purgeDef, def int32, now int64) []slot {
 	for i := range c.shards {
 		s := &c.shards[i]
 		keep = keep[:0]
-		s.index.ascend(func(b *bucket) bool {
-			if purgeDef == cur && !isExpired(b.exp, now) {
-				keep = append(keep, b.items...)
+		s.index.ascend(func(e *entry, exp int64) bool {
+			if purgeDef != cur {
+				exp = e.expiry(purgeDef)
+			}
+			if !isExpired(exp, now) {
+				keep = append(keep, e)
 				return true
 			}
-			for _, e := range b.items {
-				exp := b.exp
-				if purgeDef != cur {
-					exp = e.expiry(purgeDef)
-				}
-				if !isExpired(exp, now) {
-					keep = append(keep, e)
-					continue
-				}
-				s.docs.remove(maphash.String(c.seed, e.id()), e)
-				c.lim.release(1, weigh(e))
-				purged = append(purged, slot{e: e, exp: exp})
-			}
+			s.docs.remove(maphash.String(c.seed, e.id()), e)
+			c.lim.release(1, weigh(e))
+			purged = append(purged, slot{e: e, exp: exp})
 			return true
 		})
 		s.index.rebuild(keep, func(e *entry) int64 { return e.expiry(def) })

@@ -87,7 +87,8 @@
 // the end whenever the JSON is read out (JSON, AppendJSON, String).
 //
 // Each document costs one allocation the size of its JSON plus 48 bytes,
-// and about 35 more bytes in its shard's hash table and expiry bucket.
+// and 23 to 30 more bytes in its shard's hash table and expiry index,
+// however the documents' expiries spread.
 //
 // # Time and the sweeper
 //
@@ -103,9 +104,10 @@
 // can follow it.
 //
 // Expired documents are invisible at once; a background sweeper removes
-// them from memory later. It keeps every document in a bucket per expiry
-// second (one more bucket holds those that cannot expire), the buckets in a
-// B-tree ordered by second, sleeps on one timer until the
+// them from memory later. It keeps the documents that can expire in an
+// index ordered by expiry second (a B+-tree of references to them, about 9
+// bytes a document however their expiries spread; those that cannot expire
+// are kept apart), sleeps on one timer until the
 // earliest expiry (but no sooner than Options.SweepInterval after its last
 // sweep), and deletes in batches of Options.SweepBatch, releasing the lock
 // between batches. Removed documents are passed to Options.OnExpire after the
@@ -145,7 +147,7 @@
 //
 // Options.MaxDocuments and Options.MaxBytes bound what a collection holds:
 // one budget for the whole collection, counted by documents and by weight
-// (Document.Weight: a document's allocation plus 64 bytes for its place in
+// (Document.Weight: a document's allocation plus 40 bytes for its place in
 // the tables, close to the heap it really holds). No write takes the
 // collection past a bound, however many writers there are. A write that
 // needs room first sweeps expired documents, which no reader could see

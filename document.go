@@ -25,7 +25,7 @@ type entry struct {
 	ts    int64  // _ts, whole Unix seconds
 	etag  uint64 // _etag, written as 16 lowercase hex digits
 	ttl   int32  // the document's own top-level ttl; 0 when it has none
-	pos   int32  // the entry's place in its expiry bucket (see expiryIndex)
+	pos   int32  // the expiry index's: the expiry second less ts, or a place among entries that never expire (see expiryIndex)
 	n     uint32 // length of the stored JSON, which ends in the '}' before which the stamp goes
 	idOff uint32 // offset of the id's bytes from the start of the JSON
 	idLen uint32 // length of the id

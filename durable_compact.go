@@ -143,11 +143,10 @@ func (c *Collection) capture() (live []*entry, def int32, etag uint64) {
 		n += int(c.shards[i].size.Load())
 	}
 	live = make([]*entry, 0, n)
-	var from bucket
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.RLock()
-		live = s.index.appendLive(now, &from, live)
+		live = s.index.appendLive(now, live)
 		etag = max(etag, s.etag)
 		s.mu.RUnlock()
 	}

@@ -6,9 +6,9 @@ import (
 )
 
 // checkInvariants verifies that the collection's structures agree: every
-// stored entry is filed under its own id, is in the expiry bucket for the
-// second it expires at under the DefaultTTL, at its pos there, and nothing
-// else is in a bucket; no bucket is empty; each shard's cached minimum is
+// stored entry is filed under its own id, is in the expiry index at the
+// second it expires at under the DefaultTTL, and nothing else is there; the
+// index is well formed (expiryIndex.check); each shard's cached minimum is
 // its index's earliest expiry, and no earlier than the collection's expiry
 // floor; and each entry's stored JSON ends at its stamp position with '}'.
 // With no write or SetLimits under way, as tests call it, nothing counts
@@ -83,12 +83,10 @@ func (c *Collection) checkColdest() error {
 	for i := range c.shards {
 		s := &c.shards[i]
 		var err error
-		s.index.ascend(func(b *bucket) bool {
-			for _, e := range b.items {
-				if e.seg == segNone {
-					err = fmt.Errorf("shard %d: %q is in none of EvictColdest's queues", i, e.id())
-					return false
-				}
+		s.index.ascend(func(e *entry, _ int64) bool {
+			if e.seg == segNone {
+				err = fmt.Errorf("shard %d: %q is in none of EvictColdest's queues", i, e.id())
+				return false
 			}
 			return true
 		})
@@ -152,38 +150,26 @@ func (s *shard) check(i int, def int32, seed maphash.Seed) error {
 	if err != nil {
 		return fmt.Errorf("shard %d: %w", i, err)
 	}
+	if err := s.index.check(); err != nil {
+		return fmt.Errorf("shard %d: expiry index: %w", i, err)
+	}
 	n := 0
-	prev := int64(0)
-	s.index.ascend(func(b *bucket) bool {
+	s.index.ascend(func(e *entry, exp int64) bool {
+		id := e.id()
 		switch {
-		case len(b.items) == 0 && b.exp != neverExpires:
-			err = fmt.Errorf("shard %d: bucket %d is empty", i, b.exp)
-		case n > 0 && b.exp <= prev:
-			err = fmt.Errorf("shard %d: bucket %d after bucket %d", i, b.exp, prev)
+		case s.docs.get(maphash.String(seed, id), id) != e:
+			err = fmt.Errorf("shard %d: the expiry index holds %q, which is not the stored document", i, id)
+		case e.expiry(def) != exp:
+			err = fmt.Errorf("shard %d: %q is indexed at %d but expires at %d (ts %d, ttl %d, default %d)", i, id, exp, e.expiry(def), e.ts, e.ttl, def)
 		}
-		prev = b.exp
-		for pos, e := range b.items {
-			id := e.id()
-			switch {
-			case s.docs.get(maphash.String(seed, id), id) != e:
-				err = fmt.Errorf("shard %d: bucket %d holds %q, which is not the stored document", i, b.exp, id)
-			case int(e.pos) != pos:
-				err = fmt.Errorf("shard %d: %q is at %d in bucket %d but has pos %d", i, id, pos, b.exp, e.pos)
-			case e.expiry(def) != b.exp:
-				err = fmt.Errorf("shard %d: %q is in bucket %d but expires at %d (ts %d, ttl %d, default %d)", i, id, b.exp, e.expiry(def), e.ts, e.ttl, def)
-			}
-			if err != nil {
-				return false
-			}
-			n++
-		}
+		n++
 		return err == nil
 	})
 	if err != nil {
 		return err
 	}
 	if n != s.docs.len() {
-		return fmt.Errorf("shard %d: %d documents, %d in buckets", i, s.docs.len(), n)
+		return fmt.Errorf("shard %d: %d documents, %d in the expiry index", i, s.docs.len(), n)
 	}
 	if got := s.size.Load(); int(got) != s.docs.len() {
 		return fmt.Errorf("shard %d: cached size %d, table holds %d", i, got, s.docs.len())

@@ -1,0 +1,200 @@
+package ttlstore
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+)
+
+// indexEntry makes an entry written at ts with the given _etag.
+func indexEntry(id string, ts int64, etag uint64) *entry {
+	e := testEntry(id)
+	e.ts, e.etag = ts, etag
+	return e
+}
+
+// spreads are ways for expiries to spread over entries written in turn: the
+// i-th entry of n, written at second 1000, expires at spread(i, n).
+var spreads = []struct {
+	name   string
+	spread func(rng *rand.Rand, i, n int) int64
+}{
+	{"one second", func(_ *rand.Rand, i, n int) int64 { return 4600 }},
+	{"60 seconds in turn", func(_ *rand.Rand, i, n int) int64 { return 4600 + int64(i%60) }},
+	{"each its own, ascending", func(_ *rand.Rand, i, n int) int64 { return 4600 + int64(i) }},
+	{"each its own, descending", func(_ *rand.Rand, i, n int) int64 { return 4600 + int64(n-i) }},
+	{"random in a day", func(rng *rand.Rand, i, n int) int64 { return 4600 + rng.Int64N(86400) }},
+	{"random in a minute", func(rng *rand.Rand, i, n int) int64 { return 4600 + rng.Int64N(60) }},
+}
+
+// TestExpiryIndexAgainstModel runs random inserts, removes, pops, counts,
+// listings and lookups of the soonest entry on an index and on a map of
+// entries to expiries side by side, with expiries drawn so that many share
+// a second or none do, in enough entries that leaves split and merge, and
+// checks the index's structure after every change.
+func TestExpiryIndexAgainstModel(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		x := newExpiryIndex()
+		model := map[*entry]int64{}
+		var held []*entry // the entries in model, for drawing one
+		etag := uint64(0)
+		now := int64(1000)
+		width := rapid.SampledFrom([]int64{1, 3, 60, 10_000}).Draw(rt, "width")
+		never := rapid.Float64Range(0, 0.2).Draw(rt, "never")
+		check := func(op string) {
+			if err := x.check(); err != nil {
+				rt.Fatalf("after %s: %v", op, err)
+			}
+			want := neverExpires
+			for _, exp := range model {
+				want = min(want, exp)
+			}
+			if got := x.min(); got != want {
+				rt.Fatalf("after %s: min %d, want %d", op, got, want)
+			}
+			n := 0
+			x.ascend(func(e *entry, exp int64) bool {
+				if model[e] != exp {
+					rt.Fatalf("after %s: ascend gives %q at %d, want %d", op, e.id(), exp, model[e])
+				}
+				n++
+				return true
+			})
+			if n != len(model) {
+				rt.Fatalf("after %s: ascend gives %d entries, want %d", op, n, len(model))
+			}
+		}
+		drop := func(e *entry) {
+			delete(model, e)
+			i := slices.Index(held, e)
+			held[i] = held[len(held)-1]
+			held = held[:len(held)-1]
+		}
+		for i := range rapid.IntRange(1, 600).Draw(rt, "ops") {
+			switch op := rapid.IntRange(0, 9).Draw(rt, "op"); {
+			case op < 5: // insert, in bursts so that leaves fill
+				for range rapid.IntRange(1, 200).Draw(rt, "burst") {
+					etag++
+					e := indexEntry(fmt.Sprintf("d%d", etag), now-rapid.Int64Range(0, 2).Draw(rt, "age"), etag*numShards)
+					exp := neverExpires
+					if rapid.Float64Range(0, 1).Draw(rt, "p") >= never {
+						exp = e.ts + 1 + rapid.Int64Range(0, width-1).Draw(rt, "ttl")
+					}
+					x.insert(e, exp)
+					model[e] = exp
+					held = append(held, e)
+				}
+				check("insert")
+			case op < 7 && len(held) > 0: // remove
+				for range rapid.IntRange(1, 100).Draw(rt, "burst") {
+					if len(held) == 0 {
+						break
+					}
+					e := held[rapid.IntRange(0, len(held)-1).Draw(rt, "victim")]
+					x.remove(e, model[e])
+					drop(e)
+				}
+				check("remove")
+			case op == 7: // time passes, and a sweep pops a batch
+				now += rapid.Int64Range(0, width).Draw(rt, "step")
+				max := rapid.IntRange(1, 300).Draw(rt, "max")
+				expired := 0
+				for _, exp := range model {
+					if isExpired(exp, now) {
+						expired++
+					}
+				}
+				if got := x.countExpired(now); got != expired {
+					rt.Fatalf("op %d: countExpired(%d) = %d, want %d", i, now, got, expired)
+				}
+				live := x.appendLive(now, nil)
+				if len(live) != len(model)-expired {
+					rt.Fatalf("op %d: appendLive gives %d, want %d", i, len(live), len(model)-expired)
+				}
+				for _, e := range live {
+					if isExpired(model[e], now) {
+						rt.Fatalf("op %d: appendLive gives %q, expired at %d", i, e.id(), model[e])
+					}
+				}
+				popped := x.popExpired(now, max, nil)
+				if len(popped) != min(max, expired) {
+					rt.Fatalf("op %d: popped %d of %d expired, max %d", i, len(popped), expired, max)
+				}
+				for _, sl := range popped {
+					if exp, ok := model[sl.e]; !ok || exp != sl.exp || !isExpired(exp, now) {
+						rt.Fatalf("op %d: popped %q at %d (model: %d, %v) at %d", i, sl.e.id(), sl.exp, exp, ok, now)
+					}
+					drop(sl.e)
+				}
+				check("popExpired")
+			case op == 8 && len(held) > 0: // the soonest, but for one
+				except := held[rapid.IntRange(0, len(held)-1).Draw(rt, "except")].id()
+				want := neverExpires
+				for e, exp := range model {
+					if e.id() != except {
+						want = min(want, exp)
+					}
+				}
+				v, exp := x.soonest(except)
+				switch {
+				case want == neverExpires && v != nil:
+					rt.Fatalf("op %d: soonest but %q is %q, want none", i, except, v.id())
+				case want != neverExpires && (v == nil || exp != want || model[v] != want || v.id() == except):
+					rt.Fatalf("op %d: soonest but %q is %v at %d, want one at %d", i, except, v != nil, exp, want)
+				}
+			case op == 9: // a new DefaultTTL: every expiry moves
+				shift := rapid.Int64Range(-5, 5).Draw(rt, "shift")
+				for e, exp := range model {
+					if exp != neverExpires && exp-e.ts+shift >= 1 {
+						model[e] = exp + shift
+					}
+				}
+				x.rebuild(held, func(e *entry) int64 { return model[e] })
+				check("rebuild")
+			}
+		}
+	})
+}
+
+// indexBytes is the heap the ordered part of x holds: its leaves and their
+// arrays, and the google/btree's nodes (counted as full: 2*indexDegree-1
+// pointers and as many children, and the node).
+func indexBytes(x *expiryIndex) int {
+	b := 0
+	x.tree.Ascend(func(r leafRef) bool {
+		b += allocSize(int(unsafe.Sizeof(*r.l))) + allocSize(cap(r.l.items)*8)
+		return true
+	})
+	perNode := allocSize(64) + allocSize((2*indexDegree-1)*int(unsafe.Sizeof(leafRef{}))) + allocSize(2*indexDegree*8)
+	nodes := x.tree.Len()/(indexDegree-1) + 1
+	return b + nodes*perNode
+}
+
+// TestExpiryIndexBytesPerEntry checks that an entry costs the index about
+// the same however the expiries spread: at most 16 bytes, and 10 when the
+// entries come in order of expiry, whether they share seconds or not.
+func TestExpiryIndexBytesPerEntry(t *testing.T) {
+	const n = 100_000
+	for _, sp := range spreads {
+		t.Run(sp.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(1, 2))
+			x := newExpiryIndex()
+			for i := range n {
+				e := indexEntry(fmt.Sprint(i), 1000, uint64(i+1)*numShards)
+				x.insert(e, sp.spread(rng, i, n))
+			}
+			require.NoError(t, x.check())
+			perEntry := float64(indexBytes(&x)) / n
+			t.Logf("%.1f bytes an entry, %d leaves", perEntry, x.tree.Len())
+			require.LessOrEqual(t, perEntry, 16.0)
+			if sp.name != "random in a day" && sp.name != "random in a minute" {
+				require.LessOrEqual(t, perEntry, 10.0)
+			}
+		})
+	}
+}
