@@ -1,0 +1,81 @@
+package ttlstore
+
+// Reads: Read takes no lock in the common case (see look).
+
+// Read returns the live document with the given id, or an error matching
+// ErrNotFound when there is none: an expired document is not found from the
+// second it expires, whether or not it was swept (R9). After Close it returns
+// ErrClosed.
+func (c *Collection) Read(id string) (Document, error) { return c.read(id, true) }
+
+// read is Read; it counts the read in Stats and for the eviction policy if
+// count is true, as it is but for ReadOrLoad's second look.
+func (c *Collection) read(id string, count bool) (Document, error) {
+	if c.closed.Load() {
+		return Document{}, newError("read", id, ErrClosed)
+	}
+	s, h := c.shardFor(id)
+	e, exp, live := c.look(s, h, id)
+	if !live {
+		if count {
+			c.counts.miss()
+		}
+		if e == nil {
+			return Document{}, newError("read", id, ErrNotFound)
+		}
+		return Document{}, (*expiredError)(e)
+	}
+	if count {
+		c.counts.hit()
+		if c.lim.cold != nil {
+			e.touch()
+		}
+	}
+	return Document{e: e, exp: exp}, nil
+}
+
+// look returns the entry with the given id, whose hash is h, from its shard
+// s: nil if there is none; its expiry under the DefaultTTL; and whether it is
+// live. It takes no lock and writes nothing, in the common case, and what it
+// returns was true at one instant during the call:
+//
+//   - The table's find returns an entry that was the id's at the instant it
+//     loaded it, or nil if the id had none at some instant (see table).
+//   - redefining is the same, and even, before and after: no SetDefaultTTL
+//     changed the DefaultTTL or purged documents in between, so the entry
+//     and the DefaultTTL belong together (R12). If one did, or does,
+//     look takes the shard's lock, which waits for it to finish.
+//   - The clock is read after the entry was loaded. A document live at that
+//     reading was live at the load, when it was the id's. One expired at the
+//     reading had perhaps not yet expired at the load; so look finds the
+//     id's entry again, and if it is still the same one, it was the id's
+//     and expired at that second look. (Otherwise, the lock decides.)
+func (c *Collection) look(s *shard, h uint64, id string) (e *entry, exp int64, live bool) {
+	epoch := c.redefining.Load()
+	if epoch&1 == 0 {
+		e, ok := s.docs.find(h, id)
+		switch {
+		case !ok:
+		case e == nil:
+			if c.redefining.Load() == epoch {
+				return nil, 0, false
+			}
+		default:
+			exp = e.expiry(c.def.Load())
+			if exp == neverExpires || !isExpired(exp, c.now()) {
+				if c.redefining.Load() == epoch {
+					return e, exp, true
+				}
+			} else if again, ok := s.docs.find(h, id); ok && again == e && c.redefining.Load() == epoch {
+				return e, exp, false
+			}
+		}
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if e = s.docs.get(h, id); e == nil {
+		return nil, 0, false
+	}
+	exp = e.expiry(c.def.Load())
+	return e, exp, exp == neverExpires || !isExpired(exp, c.now())
+}

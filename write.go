@@ -1,0 +1,497 @@
+package ttlstore
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/ttlstore/ttlstore/internal/jsonscan"
+)
+
+// Writes: Create, Upsert, Replace and their conditional forms, Delete and
+// Touch. A write validates and builds its entry outside any lock (prepare),
+// then under its shard's lock checks its condition, reserves room
+// (bound.go), logs (durable_log.go) and files the entry; it reports what it
+// replaced, swept or evicted after its lock and any room are let go, and
+// after its record is durable.
+
+// writeMode says what a write requires of the id's current document.
+type writeMode uint8
+
+const (
+	mustNotExist writeMode = iota // Create
+	mayExist                      // Upsert
+	mustExist                     // Replace
+)
+
+// Create stores doc, which must not share its id with a live document
+// (ErrConflict). An expired document with the same id does not count: it is
+// replaced as if it were gone (R9).
+//
+// doc is the JSON object as []byte or json.RawMessage, a Document, or any
+// value that encoding/json marshals to an object, such as a struct with
+// `json:"id"` and `json:"ttl,omitempty"` fields. The collection copies what
+// it keeps: changing doc afterwards changes nothing stored. It sets _ts and
+// _etag, replacing any the caller sent, and keeps everything else, the
+// top-level ttl included, as written.
+//
+// It returns the stored document, or an error matching ErrInvalidDocument,
+// ErrInvalidTTL or ErrTooLarge for a bad document (which changes nothing), or
+// ErrClosed.
+func (c *Collection) Create(doc any) (Document, error) {
+	return c.write("create", doc, mustNotExist, "", false)
+}
+
+// Upsert stores doc, replacing the live document with its id if there is
+// one. It accepts the same documents and returns the same errors as Create,
+// except ErrConflict.
+func (c *Collection) Upsert(doc any) (Document, error) {
+	return c.write("upsert", doc, mayExist, "", false)
+}
+
+// Replace stores doc in place of the live document with its id, or returns
+// ErrNotFound when there is none (an expired document counts as none). The
+// whole document is replaced: if doc has no ttl, the document inherits the
+// DefaultTTL again, counted from the new _ts (R5). It accepts the same
+// documents as Create.
+func (c *Collection) Replace(doc any) (Document, error) {
+	return c.write("replace", doc, mustExist, "", false)
+}
+
+// ReplaceIfMatch is Replace on the condition that the live document's _etag
+// is etag; otherwise it returns ErrPreconditionFailed and changes nothing.
+// An expired document is ErrNotFound, even when etag matches its old _etag.
+func (c *Collection) ReplaceIfMatch(doc any, etag string) (Document, error) {
+	return c.write("replace", doc, mustExist, etag, true)
+}
+
+func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, checkMatch bool) (Document, error) {
+	if c.closed.Load() {
+		return Document{}, newError(op, "", ErrClosed)
+	}
+	e, err := c.prepare(op, doc)
+	if err != nil {
+		return Document{}, err
+	}
+	if err := c.checkWeight(op, e); err != nil {
+		return Document{}, err
+	}
+	w := weigh(e)
+	id := e.id()
+
+	// r is the room evictions made for this write, held for it, and the
+	// log position of the last of them.
+	var r room
+	s, h := c.shardFor(id)
+	for {
+		s.mu.Lock()
+		// The time is read under the lock, which orders this write after
+		// every earlier one: _ts never goes back for one id, and the
+		// expiry of old is judged at the same second.
+		now := c.now()
+		def := c.def.Load()
+		var old *entry
+		ref := s.docs.lookup(h, id)
+		if ref != nil {
+			old = ref.Load()
+		}
+		had := old != nil
+		var oldExp int64
+		oldLive := false
+		if had {
+			oldExp = old.expiry(def)
+			oldLive = !isExpired(oldExp, now)
+		}
+		switch {
+		case mode == mustNotExist && oldLive:
+			s.mu.Unlock()
+			return Document{}, c.failed(&r, newError(op, id, ErrConflict))
+		case mode == mustExist && !oldLive:
+			s.mu.Unlock()
+			return Document{}, c.failed(&r, newError(op, id, ErrNotFound))
+		case checkMatch && !old.etagIs(ifMatch):
+			t := old.etagText()
+			s.mu.Unlock()
+			return Document{}, c.failed(&r, newErrorDetail(op, id, ErrPreconditionFailed, "If-Match "+strconv.Quote(ifMatch)+", _etag "+strconv.Quote(string(t[:]))))
+		}
+		dDocs, dBytes := int64(1), w
+		if had {
+			dDocs, dBytes = 0, w-weigh(old)
+		}
+		c.lim.startFiling()
+		// The room made for this write counts as used already.
+		if !c.lim.reserve(dDocs, dBytes, &r) {
+			// pinned is what the write leaves that the policy may not
+			// evict for it (see canMake): its own document, which
+			// takes the place of the id's current one, if any.
+			pinned := w
+			if had && oldExp == neverExpires && c.lim.policy == EvictSoonestExpiry {
+				pinned -= weigh(old) // counted in fixedBytes
+			}
+			n := s.docs.len()
+			fit, err := c.makeRoomLocked(s, id, dDocs, dBytes, pinned, now, &r)
+			if !fit {
+				c.lim.stopFiling()
+				s.mu.Unlock()
+				c.lim.ended()
+				if err == nil {
+					err = c.makeRoom(op, id, dDocs, dBytes, pinned, &r)
+				}
+				if err != nil {
+					if errors.Is(err, ErrFull) {
+						c.lim.refused.Add(1)
+					}
+					return Document{}, c.failed(&r, err)
+				}
+				continue
+			}
+			if s.docs.len() != n {
+				ref = s.docs.lookup(h, id) // evicted from s: ref may be stale
+			}
+		}
+		r.give(&c.lim) // in the reservation now
+		e.ts = now
+		e.etag = s.nextEtag()
+		exp := expiryAt(now, effectiveTTL(def, e.ttl))
+		var lsn uint64
+		if c.d != nil {
+			// Logged before it is applied: a write the log refuses (a
+			// full disk, a failed disk) changes nothing.
+			if lsn, err = c.d.log.appendPut(e); err != nil {
+				c.lim.release(dDocs, dBytes)
+				c.lim.stopFiling()
+				s.mu.Unlock()
+				c.lim.ended()
+				return Document{}, c.failed(&r, err)
+			}
+		}
+		c.storeLocked(s, h, e, exp, ref, oldExp)
+		c.lim.stopFiling()
+		s.mu.Unlock()
+		c.lim.ended()
+
+		c.noteExpiry(exp)
+		if had {
+			c.views.forget(old)
+		}
+		err := c.synced(max(lsn, r.lsn))
+		// What the write replaced, swept or evicted, once it is as
+		// durable as the write (so that a power loss cannot make a
+		// restart report it again), and even if the sync failed: it is
+		// gone from memory.
+		if had && !oldLive {
+			c.swept.Add(1)
+			c.report([]slot{{e: old, exp: oldExp}})
+		}
+		c.reportEvicted(&r)
+		if err != nil {
+			return Document{}, err
+		}
+		return Document{e: e, exp: exp}, nil
+	}
+}
+
+// failed returns err, the error of a write that changed nothing, after
+// giving back the room evicted for it, waiting for the log records of what
+// was removed for it and reporting those removals: they stand, whether or
+// not the write does. (A write refuses before it evicts when evicting
+// cannot make its room; evictions stand behind a failed write only when
+// other calls ran at the same time, or the log failed: see
+// EvictionPolicy.) A failure to sync them is returned instead.
+func (c *Collection) failed(r *room, err error) error {
+	if r.held() != 0 {
+		c.lim.release(r.docs, r.bytes)
+		r.give(&c.lim)
+	}
+	// Whether or not r held room, makeRoom may have ended a pick's
+	// count: tell a room maker that waits for it (one atomic load when
+	// none does).
+	c.lim.ended()
+	var serr error
+	if r.lsn != 0 {
+		serr = c.synced(r.lsn)
+	}
+	c.reportEvicted(r) // holding nothing: OnEvict and OnExpire may write
+	if serr != nil {
+		return serr
+	}
+	return err
+}
+
+// prepare validates doc and builds its entry, all but the parts that depend
+// on the time of the write (_ts, _etag), outside any lock.
+func (c *Collection) prepare(op string, doc any) (*entry, error) {
+	src, err := source(doc)
+	if err != nil {
+		return nil, newErrorDetail(op, "", ErrInvalidDocument, err.Error())
+	}
+	if len(src) > c.maxSize {
+		return nil, newErrorDetail(op, "", ErrTooLarge,
+			strconv.Itoa(len(src))+" bytes, more than the limit of "+strconv.Itoa(c.maxSize))
+	}
+	// The stored form is never longer than src, so this is the only
+	// allocation of a write when src is compact JSON without _ts and _etag.
+	e, data := newEntry(len(src))
+	out, f, err := jsonscan.Strip(data[:0], src, MaxDepth)
+	if err != nil {
+		return nil, newErrorDetail(op, "", ErrInvalidDocument, strings.TrimPrefix(err.Error(), "jsonscan: "))
+	}
+	id, detail := checkID(f, out)
+	if detail != "" {
+		return nil, newErrorDetail(op, "", ErrInvalidDocument, detail)
+	}
+	ttl, detail := parseTTL(f.TTLKind, f.TTLRaw)
+	if detail != "" {
+		return nil, newErrorDetail(op, id, ErrInvalidTTL, detail)
+	}
+	idOff := f.IDStart
+	if f.IDEscaped || len(src)-len(out) > maxSlack {
+		// Copy to an entry of the exact size, with room after the JSON
+		// for the unescaped id if it has escapes.
+		extra := 0
+		if f.IDEscaped {
+			extra = len(id)
+			idOff = len(out)
+		}
+		e, data = newEntry(len(out) + extra)
+		copy(data, out)
+		copy(data[len(out):], id)
+	}
+	*e = entry{
+		ttl:   ttl,
+		n:     uint32(len(out)),
+		idOff: uint32(idOff),
+		idLen: uint32(len(id)),
+	}
+	return e, nil
+}
+
+// maxSlack is the most bytes a write leaves unused at the end of its entry
+// (where src had _ts and _etag members or whitespace between members)
+// rather than copy the document again.
+const maxSlack = 16
+
+// source returns the JSON bytes of a write's argument. The bytes may belong
+// to the caller or to a stored entry: they are only read, and copied.
+func source(doc any) ([]byte, error) {
+	switch v := doc.(type) {
+	case nil:
+		return nil, errors.New("document is nil")
+	case []byte:
+		return v, nil
+	case json.RawMessage:
+		return v, nil
+	case Document:
+		if v.e == nil {
+			return nil, errors.New("document is the zero Document")
+		}
+		// The stored form without its stamp: writing it stamps it anew.
+		return v.e.raw(), nil
+	case *Document:
+		if v == nil {
+			return nil, errors.New("document is nil")
+		}
+		return source(*v)
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+}
+
+// checkID returns the document's id or says what is wrong with it (R8). For
+// an id written without escapes the string points into out, so it costs no
+// allocation.
+func checkID(f jsonscan.Fields, out []byte) (string, string) {
+	var id string
+	switch {
+	case f.IDKind == jsonscan.KindNone:
+		return "", "missing id"
+	case f.IDKind != jsonscan.KindString:
+		return "", "id " + quoteRaw(f.IDRaw) + " is a JSON " + f.IDKind.String() + ", not a string"
+	case f.IDEscaped:
+		s, err := jsonscan.Unquote(f.IDRaw)
+		if err != nil {
+			return "", "id: " + err.Error()
+		}
+		id = s
+	default:
+		raw := out[f.IDStart:f.IDEnd]
+		id = unsafe.String(unsafe.SliceData(raw), len(raw))
+	}
+	switch {
+	case id == "":
+		return "", "id is empty"
+	case len(id) > MaxIDLength:
+		return "", "id is " + strconv.Itoa(len(id)) + " bytes, longer than " + strconv.Itoa(MaxIDLength)
+	case strings.ContainsAny(id, `/\`):
+		return "", "id " + strconv.Quote(id) + ` contains "/" or "\"`
+	}
+	return id, ""
+}
+
+// storeLocked files e, which expires at exp, in s under the hash h of its
+// id, and tells the eviction policy. ref is the table slot of the id's
+// current entry, which expires at oldExp, from lookup; or nil when the id is
+// new. The caller accounts for e's weight in the usage; storeLocked counts
+// it among the documents that cannot expire (limits.pin). s.mu must be held
+// for writing.
+func (c *Collection) storeLocked(s *shard, h uint64, e *entry, exp int64, ref *atomic.Pointer[entry], oldExp int64) {
+	if ref != nil {
+		old := ref.Load()
+		if c.lim.cold != nil {
+			c.lim.cold.replaced(old, e)
+		}
+		s.unindexLocked(old, oldExp)
+		c.lim.pin(old, oldExp, -1)
+		ref.Store(e) // the same id: replaced in place, no second probe
+	} else {
+		if c.lim.cold != nil {
+			c.lim.cold.added(e)
+		}
+		s.docs.put(h, e, c.seed)
+		s.size.Store(int32(s.docs.len()))
+	}
+	s.indexLocked(e, exp)
+	c.lim.pin(e, exp, 1)
+	c.lim.floor.lower(exp)
+}
+
+// indexLocked adds e, which expires at exp, to the shard's expiry index.
+// s.mu must be held for writing.
+func (s *shard) indexLocked(e *entry, exp int64) {
+	s.index.insert(e, exp)
+	if exp < s.minExp.Load() {
+		s.minExp.Store(exp)
+	}
+}
+
+// unindexLocked removes e, which expires at exp, from the shard's expiry
+// index. s.mu must be held for writing.
+func (s *shard) unindexLocked(e *entry, exp int64) {
+	s.index.remove(e, exp)
+	if exp == s.minExp.Load() && exp != neverExpires {
+		s.minExp.Store(s.index.min())
+	}
+}
+
+// Delete removes the live document with the given id, or returns ErrNotFound
+// when there is none (an expired document counts as none). After Close it
+// returns ErrClosed.
+func (c *Collection) Delete(id string) error {
+	return c.remove("delete", id, "", false)
+}
+
+// DeleteIfMatch is Delete on the condition that the live document's _etag is
+// etag; otherwise it returns ErrPreconditionFailed and deletes nothing.
+func (c *Collection) DeleteIfMatch(id, etag string) error {
+	return c.remove("delete", id, etag, true)
+}
+
+func (c *Collection) remove(op, id, ifMatch string, checkMatch bool) error {
+	if c.closed.Load() {
+		return newError(op, id, ErrClosed)
+	}
+	s, h := c.shardFor(id)
+	s.mu.Lock()
+	e := s.docs.get(h, id)
+	ok := e != nil
+	var exp int64
+	if ok {
+		exp = e.expiry(c.def.Load())
+	}
+	if !ok || isExpired(exp, c.now()) {
+		s.mu.Unlock()
+		return newError(op, id, ErrNotFound)
+	}
+	if checkMatch && !e.etagIs(ifMatch) {
+		t := e.etagText()
+		s.mu.Unlock()
+		return newErrorDetail(op, id, ErrPreconditionFailed, "If-Match "+strconv.Quote(ifMatch)+", _etag "+strconv.Quote(string(t[:])))
+	}
+	var lsn uint64
+	if c.d != nil {
+		var err error
+		if lsn, err = c.d.log.appendDelete(id); err != nil {
+			s.mu.Unlock()
+			return err
+		}
+	}
+	c.deleteLocked(s, h, e, exp)
+	s.mu.Unlock()
+	c.views.forget(e)
+	return c.synced(lsn)
+}
+
+// deleteLocked removes e, filed in s under the hash h of its id and
+// expiring at exp, takes its weight off the usage and tells the eviction
+// policy. s.mu must be held for writing.
+func (c *Collection) deleteLocked(s *shard, h uint64, e *entry, exp int64) {
+	c.unfileLocked(s, h, e, exp)
+	if c.lim.cold != nil {
+		c.lim.cold.removedOne(e)
+	}
+	c.lim.release(1, weigh(e))
+}
+
+// unfileLocked is deleteLocked but for the usage, where e's room stays
+// counted (but for limits.pin's), and the eviction policy, which is not
+// told.
+func (c *Collection) unfileLocked(s *shard, h uint64, e *entry, exp int64) {
+	s.docs.remove(h, e)
+	s.size.Store(int32(s.docs.len()))
+	s.unindexLocked(e, exp)
+	c.lim.pin(e, exp, -1)
+}
+
+// Touch rewrites the live document with the given id unchanged but for a new
+// _ts and _etag, which restarts its countdown: the sliding expiration of a
+// session cache. It returns the document as stored, ErrNotFound when there is
+// no live document with the id, or ErrClosed.
+func (c *Collection) Touch(id string) (Document, error) {
+	if c.closed.Load() {
+		return Document{}, newError("touch", id, ErrClosed)
+	}
+	s, h := c.shardFor(id)
+	s.mu.Lock()
+	ref := s.docs.lookup(h, id)
+	now := c.now()
+	def := c.def.Load()
+	var oldExp int64
+	if ref != nil {
+		oldExp = ref.Load().expiry(def)
+	}
+	if ref == nil || isExpired(oldExp, now) {
+		s.mu.Unlock()
+		return Document{}, newError("touch", id, ErrNotFound)
+	}
+	old := ref.Load()
+	// A new entry with the same JSON, and the same weight: Documents
+	// already returned keep the old _ts and _etag.
+	size := old.size()
+	e, data := newEntry(size)
+	copy(data, old.bytes(size))
+	*e = entry{ts: now, etag: s.nextEtag(), ttl: old.ttl, n: old.n, idOff: old.idOff, idLen: old.idLen}
+	exp := expiryAt(now, effectiveTTL(def, e.ttl))
+	var lsn uint64
+	if c.d != nil {
+		var err error
+		if lsn, err = c.d.log.appendPut(e); err != nil {
+			s.mu.Unlock()
+			return Document{}, err
+		}
+	}
+	c.storeLocked(s, h, e, exp, ref, oldExp)
+	s.mu.Unlock()
+	c.noteExpiry(exp)
+	c.views.forget(old)
+	if err := c.synced(lsn); err != nil {
+		return Document{}, err
+	}
+	return Document{e: e, exp: exp}, nil
+}
