@@ -64,7 +64,9 @@ const (
 	// part are protected. Reads only bump a counter in the document: they
 	// take no lock for the policy. Writes of every kind take the policy's
 	// one mutex, briefly. Its queues and sketch take about 20 bytes a
-	// document, within the 64 of overhead that Document.Weight counts.
+	// document beyond the 40 of overhead that Document.Weight counts for
+	// every policy; the heap still stays within 10 % of MaxBytes
+	// (TestBoundHoldsHeap).
 	EvictColdest
 
 	// EvictSoonestExpiry evicts the documents that would expire soonest,
