@@ -397,6 +397,15 @@ func (x *expiryIndex) remove(e *entry, exp int64) {
 	}
 }
 
+// absorb moves the entries of from, the leaf after into, into it, and
+// unfiles from.
+func (x *expiryIndex) absorb(into, from *leaf) {
+	into.items = appendItems(into.items, from.items...)
+	into.soon.merge(from.soon)
+	into.last = from.last
+	x.unfile(from)
+}
+
 // merge moves the entries of l, a leaf emptied below a quarter, into a
 // neighbour that has room for them, or the next leaf's into l; failing
 // that, it moves them to a smaller array if theirs is mostly empty.
@@ -410,10 +419,7 @@ func (x *expiryIndex) merge(l *leaf) {
 		return false
 	})
 	if next != nil && len(l.items)+len(next.items) <= leafCap {
-		l.items = appendItems(l.items, next.items...)
-		l.soon.merge(next.soon)
-		l.last = next.last
-		x.unfile(next)
+		x.absorb(l, next)
 		return
 	}
 	x.tree.DescendLessOrEqual(leafRef{low: l.low}, func(r leafRef) bool {
@@ -424,10 +430,7 @@ func (x *expiryIndex) merge(l *leaf) {
 		return false
 	})
 	if prev != nil && len(prev.items)+len(l.items) <= leafCap {
-		prev.items = appendItems(prev.items, l.items...)
-		prev.soon.merge(l.soon)
-		prev.last = l.last
-		x.unfile(l)
+		x.absorb(prev, l)
 		return
 	}
 	if cap(l.items) > 4*len(l.items) {
