@@ -232,9 +232,9 @@ func (d *durable) readError(name string, err error) error {
 // holds that many bytes, so a generous limit costs no memory.
 const maxRecord = min(putHeaderSize+math.MaxInt32+MaxIDLength, math.MaxInt)
 
-// openReader opens file name for reading with a wal reader of kind. c is
-// not used: the limit on a record's length is maxRecord, the format's.
-func (d *durable) openReader(c *Collection, name string, kind wal.Kind) (vfs.File, *wal.Reader, error) {
+// openReader opens file name for reading with a wal reader of kind, whose
+// limit on a record's length is maxRecord, the format's.
+func (d *durable) openReader(name string, kind wal.Kind) (vfs.File, *wal.Reader, error) {
 	f, err := d.fs.Open(d.path(name))
 	if err != nil {
 		return nil, nil, &ioError{op: "open " + d.path(name), err: err}

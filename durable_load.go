@@ -64,7 +64,7 @@ func (d *durable) load(c *Collection, policy SyncPolicy) error {
 			// only the last can have been torn by a crash, unless the
 			// later ones are empty: a compaction started one and
 			// failed to sync this one. Then this one is the last.
-			if err := d.dropEmptyLogs(c, replay[i+1:]); err != nil {
+			if err := d.dropEmptyLogs(replay[i+1:]); err != nil {
 				return d.corrupt(fileName(n, wal.KindLog), rp.end, "torn, and "+err.Error())
 			}
 			replay = replay[:i+1]
@@ -146,7 +146,7 @@ func (d *durable) continueLog(last replayed) (vfs.File, int64, error) {
 // sequence number it records and the snapshot's size.
 func (d *durable) loadSnapshot(c *Collection, num uint64) (etag, seq uint64, size int64, err error) {
 	name := fileName(num, wal.KindSnapshot)
-	f, r, err := d.openReader(c, name, wal.KindSnapshot)
+	f, r, err := d.openReader(name, wal.KindSnapshot)
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -193,9 +193,9 @@ func (d *durable) loadSnapshot(c *Collection, num uint64) (etag, seq uint64, siz
 // dropEmptyLogs removes the logs nums, after checking that none holds a
 // record but its recLogInfo; otherwise it removes nothing and says which
 // one does.
-func (d *durable) dropEmptyLogs(c *Collection, nums []uint64) error {
+func (d *durable) dropEmptyLogs(nums []uint64) error {
 	for _, n := range nums {
-		f, r, err := d.openReader(c, fileName(n, wal.KindLog), wal.KindLog)
+		f, r, err := d.openReader(fileName(n, wal.KindLog), wal.KindLog)
 		if err != nil {
 			return err
 		}
@@ -235,7 +235,7 @@ type replayed struct {
 func (d *durable) replayLog(c *Collection, num uint64) (replayed, error) {
 	rp := replayed{num: num}
 	name := fileName(num, wal.KindLog)
-	f, r, err := d.openReader(c, name, wal.KindLog)
+	f, r, err := d.openReader(name, wal.KindLog)
 	if err != nil {
 		return rp, err
 	}

@@ -111,47 +111,31 @@ func newLogWriter(f vfs.File, num uint64, size int64, policy SyncPolicy, seq uin
 
 // appendPut logs e and returns its LSN once the record is written to the
 // OS. On error nothing of the write may be applied.
-func (l *logWriter) appendPut(e *entry) (uint64, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.err != nil {
-		return 0, l.err
-	}
-	l.buf = appendPut(l.buf, e)
-	return l.flushLocked()
-}
+func (l *logWriter) appendPut(e *entry) (uint64, error) { return logAppend(l, appendPut, e) }
 
 // appendDelete logs the deletion of id; see appendPut.
-func (l *logWriter) appendDelete(id string) (uint64, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.err != nil {
-		return 0, l.err
-	}
-	l.buf = appendDelete(l.buf, id)
-	return l.flushLocked()
-}
-
-// appendDefault logs a DefaultTTL change; see appendPut.
-func (l *logWriter) appendDefault(old, def int32, at int64) (uint64, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.err != nil {
-		return 0, l.err
-	}
-	l.buf = appendDefault(l.buf, old, def, at)
-	return l.flushLocked()
-}
+func (l *logWriter) appendDelete(id string) (uint64, error) { return logAppend(l, appendDelete, id) }
 
 // appendExpire logs that a sweep removed the expired documents of removed;
 // see appendPut.
 func (l *logWriter) appendExpire(removed []slot) (uint64, error) {
+	return logAppend(l, appendExpire, removed)
+}
+
+// appendDefault logs a DefaultTTL change; see appendPut.
+func (l *logWriter) appendDefault(old, def int32, at int64) (uint64, error) {
+	return logAppend(l, func(dst []byte, _ struct{}) []byte { return appendDefault(dst, old, def, at) }, struct{}{})
+}
+
+// logAppend buffers the record enc makes of v and returns its LSN once it is
+// written to the OS (flushLocked), or the error latched before.
+func logAppend[T any](l *logWriter, enc func([]byte, T) []byte, v T) (uint64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.err != nil {
 		return 0, l.err
 	}
-	l.buf = appendExpire(l.buf, removed)
+	l.buf = enc(l.buf, v)
 	return l.flushLocked()
 }
 
