@@ -186,6 +186,11 @@ func (c *Collection) check(cm *commit) error {
 	cm.def = c.def.Load()
 	cm.dDocs, cm.dBytes, cm.grows = 0, 0, false
 	ms := cm.muts()
+	if len(ms) > 1 {
+		if err := cm.checkDistinct(); err != nil {
+			return err
+		}
+	}
 	for i := range ms {
 		m := &ms[i]
 		m.ref = m.s.docs.lookup(m.h, m.id)
@@ -222,6 +227,22 @@ func (c *Collection) check(cm *commit) error {
 			*e = entry{ttl: m.old.ttl, n: m.old.n, idOff: m.old.idOff, idLen: m.old.idLen}
 			m.e = e
 		}
+	}
+	return nil
+}
+
+// checkDistinct returns an error if two of cm's mutations name one id:
+// each mutation is checked against the document before the commit, so a
+// second change of the same id would be checked against a document the
+// first replaces.
+func (cm *commit) checkDistinct() error {
+	seen := make(map[string]struct{}, len(cm.many))
+	for i := range cm.many {
+		id := cm.many[i].id
+		if _, ok := seen[id]; ok {
+			return newErrorDetail(cm.op, id, ErrInvalidDocument, "the id is named twice in one commit")
+		}
+		seen[id] = struct{}{}
 	}
 	return nil
 }
