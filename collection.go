@@ -214,6 +214,12 @@ type Collection struct {
 	// DefaultTTL from start to end.
 	policyMu sync.RWMutex
 	_        [64]byte
+	// spanMu is held for reading by a commit of several mutations, from
+	// before it locks its shards to after it lets them go, and for
+	// writing by the snapshot of All and Query, so that no snapshot sees
+	// part of a transactional batch. Single writes do not take it.
+	spanMu sync.RWMutex
+	_      [64]byte
 	// counts counts the reads' hits and misses.
 	counts readCounts
 

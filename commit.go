@@ -46,10 +46,12 @@ const (
 	put   mutationKind = iota // store a prepared entry (Create, Upsert, Replace)
 	touch                     // store the current entry again, with a new _ts and _etag
 	del                       // remove the current entry
+	read                      // change nothing: the current entry is the result (a batch's read)
 )
 
 // mutation is one document's change in a commit.
 type mutation struct {
+	op         string // the call it stands for: "create", "delete", ...
 	kind       mutationKind
 	mode       writeMode // a put's requirement of the current document
 	checkMatch bool      // whether the current document's _etag must be ifMatch
@@ -59,13 +61,17 @@ type mutation struct {
 	h          uint64 // id's hash
 	e          *entry // the new entry: prepared (put) or made by check (touch)
 	w          int64  // e's weight (put)
+	// prev is 1 + the index of the commit's last mutation before this
+	// one of the same id, or 0: the document that one leaves is this
+	// one's current document.
+	prev int32
 
 	// Found by check, under the lock.
 	ref     *atomic.Pointer[entry] // the table slot of the current entry, nil if none
 	old     *entry                 // the current entry, nil if none
 	oldExp  int64                  // its expiry
 	oldLive bool                   // whether it was live at the commit's second
-	exp     int64                  // e's expiry
+	exp     int64                  // e's expiry, set by check
 }
 
 // commit is one write on its way through the pipeline.
@@ -80,10 +86,14 @@ type commit struct {
 	now   int64 // the commit's second, read under the lock
 	def   int32 // the DefaultTTL at that second
 	grows bool  // whether a mutation stores an entry the bound must make room for
+	// reserved is set once reserve has taken dDocs and dBytes from the
+	// budget: the commit's net change, its deletions included.
+	reserved bool
 	// dDocs and dBytes are what the commit adds to the usage.
 	dDocs, dBytes int64
 	filing        bool      // counted in limits.filing (startFiling)
 	locked        [2]uint64 // the shards locked, a bit each, when more than one
+	failed        int       // the mutation whose condition failed, from check
 	r             room      // the room evicted for the commit
 	seq           uint64    // the log position of the commit's group; 0 in memory
 }
@@ -122,7 +132,7 @@ func (c *Collection) run(cm *commit) error {
 		}
 		c.stamp(cm)
 		if err := c.log(cm); err != nil {
-			c.lim.release(cm.dDocs, cm.dBytes)
+			c.unreserve(cm)
 			c.unlock(cm)
 			return c.abandon(cm, err)
 		}
@@ -136,13 +146,16 @@ func (c *Collection) run(cm *commit) error {
 }
 
 // lock takes the lock of every shard cm's mutations are in, each once, in
-// shard order, so that commits of several documents cannot deadlock.
+// shard order, so that commits of several documents cannot deadlock; and,
+// for several, spanMu, so that no snapshot of All or Query sees part of
+// the commit.
 func (c *Collection) lock(cm *commit) {
 	ms := cm.muts()
 	if len(ms) == 1 {
 		ms[0].s.mu.Lock()
 		return
 	}
+	c.spanMu.RLock()
 	cm.locked = [2]uint64{}
 	for i := range ms {
 		n := ms[i].h & (numShards - 1)
@@ -169,6 +182,7 @@ func (c *Collection) unlock(cm *commit) {
 				c.shards[w*64+bits.TrailingZeros64(set)].mu.Unlock()
 			}
 		}
+		c.spanMu.RUnlock()
 	}
 	if cm.filing {
 		cm.filing = false
@@ -180,36 +194,45 @@ func (c *Collection) unlock(cm *commit) {
 // every earlier write to its ids: _ts never goes back for one id, and the
 // current documents' expiry is judged at the same second) and each
 // mutation's current document, and returns the first mutation's condition
-// that does not hold. A touch makes its entry here.
+// that does not hold. A touch makes its entry here. The mutations of a
+// commit are checked in order: one that follows another of the same id
+// sees the document that one leaves.
 func (c *Collection) check(cm *commit) error {
 	cm.now = c.now()
 	cm.def = c.def.Load()
-	cm.dDocs, cm.dBytes, cm.grows = 0, 0, false
+	cm.dDocs, cm.dBytes, cm.grows, cm.reserved = 0, 0, false, false
 	ms := cm.muts()
 	if len(ms) > 1 {
-		if err := cm.checkDistinct(); err != nil {
-			return err
-		}
+		cm.chain()
 	}
 	for i := range ms {
 		m := &ms[i]
-		m.ref = m.s.docs.lookup(m.h, m.id)
-		m.old, m.oldExp, m.oldLive = nil, 0, false
-		if m.ref != nil {
-			m.old = m.ref.Load()
-			m.oldExp = m.old.expiry(cm.def)
-			m.oldLive = !isExpired(m.oldExp, cm.now)
+		if m.prev != 0 {
+			m.ref = nil // found again by apply, after the one before
+			m.current(&ms[m.prev-1])
+		} else {
+			m.ref = m.s.docs.lookup(m.h, m.id)
+			m.old, m.oldExp, m.oldLive = nil, 0, false
+			if m.ref != nil {
+				m.old = m.ref.Load()
+				m.oldExp = m.old.expiry(cm.def)
+				m.oldLive = !isExpired(m.oldExp, cm.now)
+			}
 		}
+		cm.failed = i
 		switch {
 		case m.kind == put && m.mode == mustNotExist && m.oldLive:
-			return newError(cm.op, m.id, ErrConflict)
+			return newError(m.op, m.id, ErrConflict)
 		case (m.kind != put || m.mode == mustExist) && !m.oldLive:
-			return newError(cm.op, m.id, ErrNotFound)
+			return newError(m.op, m.id, ErrNotFound)
 		case m.checkMatch && !m.old.etagIs(m.ifMatch):
 			t := m.old.etagText()
-			return newErrorDetail(cm.op, m.id, ErrPreconditionFailed, "If-Match "+strconv.Quote(m.ifMatch)+", _etag "+strconv.Quote(string(t[:])))
+			return newErrorDetail(m.op, m.id, ErrPreconditionFailed, "If-Match "+strconv.Quote(m.ifMatch)+", _etag "+strconv.Quote(string(t[:])))
 		}
 		switch m.kind {
+		case del:
+			cm.dDocs--
+			cm.dBytes -= weigh(m.old)
 		case put:
 			cm.grows = true
 			if m.old == nil {
@@ -227,24 +250,35 @@ func (c *Collection) check(cm *commit) error {
 			*e = entry{ttl: m.old.ttl, n: m.old.n, idOff: m.old.idOff, idLen: m.old.idLen}
 			m.e = e
 		}
+		if m.e != nil {
+			m.exp = expiryAt(cm.now, effectiveTTL(cm.def, m.e.ttl))
+		}
 	}
+	cm.failed = -1
 	return nil
 }
 
-// checkDistinct returns an error if two of cm's mutations name one id:
-// each mutation is checked against the document before the commit, so a
-// second change of the same id would be checked against a document the
-// first replaces.
-func (cm *commit) checkDistinct() error {
-	seen := make(map[string]struct{}, len(cm.many))
+// chain links each of cm's mutations to the last one before it of the same
+// id (mutation.prev).
+func (cm *commit) chain() {
+	last := make(map[string]int32, len(cm.many))
 	for i := range cm.many {
-		id := cm.many[i].id
-		if _, ok := seen[id]; ok {
-			return newErrorDetail(cm.op, id, ErrInvalidDocument, "the id is named twice in one commit")
-		}
-		seen[id] = struct{}{}
+		m := &cm.many[i]
+		m.prev = last[m.id]
+		last[m.id] = int32(i + 1)
 	}
-	return nil
+}
+
+// current makes the document p leaves m's current document.
+func (m *mutation) current(p *mutation) {
+	switch p.kind {
+	case del:
+		m.old, m.oldExp, m.oldLive = nil, 0, false
+	case read:
+		m.old, m.oldExp, m.oldLive = p.old, p.oldExp, p.oldLive
+	default:
+		m.old, m.oldExp, m.oldLive = p.e, p.exp, true // ttl >= 1: live at its own second
+	}
 }
 
 // reserve is the bound's stage: it takes from the budget the room cm adds
@@ -276,6 +310,9 @@ func (c *Collection) reserve(cm *commit) (retry bool, err error) {
 				pinned -= weigh(m.old) // counted in fixedBytes
 			}
 		}
+		// (reserve fails only where dDocs or dBytes is positive, so
+		// they are never the -1 and -1 that makeRoom takes for
+		// "within the bounds".)
 		first := &ms[0]
 		fit := false
 		if len(ms) == 1 {
@@ -299,10 +336,20 @@ func (c *Collection) reserve(cm *commit) (retry bool, err error) {
 		}
 	}
 	cm.r.give(&c.lim) // in the reservation now
+	cm.reserved = true
 	return false, nil
 }
 
-// stamp gives each entry cm stores its _ts and _etag, and its expiry.
+// unreserve gives back what reserve took, for a commit that a later stage
+// ends.
+func (c *Collection) unreserve(cm *commit) {
+	if cm.reserved {
+		c.lim.release(cm.dDocs, cm.dBytes)
+		cm.reserved = false
+	}
+}
+
+// stamp gives each entry cm stores its _ts and _etag.
 func (c *Collection) stamp(cm *commit) {
 	ms := cm.muts()
 	for i := range ms {
@@ -312,7 +359,6 @@ func (c *Collection) stamp(cm *commit) {
 		}
 		m.e.ts = cm.now
 		m.e.etag = m.s.nextEtag()
-		m.exp = expiryAt(cm.now, effectiveTTL(cm.def, m.e.ttl))
 	}
 }
 
@@ -325,7 +371,7 @@ func (c *Collection) log(cm *commit) error {
 		return nil
 	}
 	seq, err := c.d.log.appendCommit(cm.muts())
-	cm.seq = seq
+	cm.seq = seq // 0 for a commit of reads only, which logs nothing
 	return err
 }
 
@@ -335,9 +381,22 @@ func (c *Collection) apply(cm *commit) {
 	ms := cm.muts()
 	for i := range ms {
 		m := &ms[i]
-		if m.kind == del {
+		if len(ms) > 1 && m.kind != read {
+			// A mutation before this one may have filed or removed
+			// an entry of this shard: the table may have moved the
+			// slot check found.
+			m.ref = m.s.docs.lookup(m.h, m.id)
+		}
+		switch m.kind {
+		case del:
+			if cm.reserved {
+				// Counted in the reservation already: added back
+				// before deleteLocked takes it off, so that the
+				// usage never reads below the truth.
+				c.lim.release(-1, -weigh(m.old))
+			}
 			c.deleteLocked(m.s, m.h, m.old, m.oldExp)
-		} else {
+		case put, touch:
 			c.storeLocked(m.s, m.h, m.e, m.exp, m.ref, m.oldExp)
 		}
 	}
@@ -349,6 +408,9 @@ func (c *Collection) notify(cm *commit) {
 	ms := cm.muts()
 	for i := range ms {
 		m := &ms[i]
+		if m.kind == read {
+			continue
+		}
 		if m.e != nil {
 			c.noteExpiry(m.exp)
 		}
@@ -372,7 +434,7 @@ func (c *Collection) reportRemoved(cm *commit) {
 	ms := cm.muts()
 	for i := range ms {
 		m := &ms[i]
-		if m.kind == put && m.old != nil && !m.oldLive {
+		if m.kind == put && m.prev == 0 && m.old != nil && !m.oldLive {
 			c.swept.Add(1)
 			c.report([]slot{{e: m.old, exp: m.oldExp}})
 		}

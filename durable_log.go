@@ -109,9 +109,9 @@ func newLogWriter(f vfs.File, num uint64, size int64, policy SyncPolicy, seq uin
 	return l
 }
 
-// appendCommit logs a commit's mutations, a record each, in one group (a
-// restart applies all of them or none) and returns the LSN of the last
-// once the group is written to the OS. On error nothing of the commit may
+// appendCommit logs a commit's mutations, a record each (none for a read),
+// in one group (a restart applies all of them or none) and returns the LSN
+// of the last once the group is written to the OS, or 0 if it logged none. On error nothing of the commit may
 // be applied.
 func (l *logWriter) appendCommit(muts []mutation) (uint64, error) {
 	l.mu.Lock()
@@ -119,14 +119,22 @@ func (l *logWriter) appendCommit(muts []mutation) (uint64, error) {
 	if l.err != nil {
 		return 0, l.err
 	}
+	n := uint32(0)
 	for i := range muts {
-		if m := &muts[i]; m.kind == del {
+		switch m := &muts[i]; m.kind {
+		case del:
 			l.buf = appendDelete(l.buf, m.id)
-		} else {
+		case put, touch:
 			l.buf = appendPut(l.buf, m.e)
+		default:
+			continue // a read logs nothing
 		}
+		n++
 	}
-	return l.flushLocked(uint32(len(muts)))
+	if n == 0 {
+		return 0, nil
+	}
+	return l.flushLocked(n)
 }
 
 // appendDelete logs the deletion of id (an eviction); see appendCommit.

@@ -81,7 +81,7 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 	}
 	id := e.id()
 	s, h := c.shardFor(id)
-	cm := commit{op: op, one: [1]mutation{{kind: put, mode: mode, checkMatch: checkMatch, ifMatch: ifMatch, id: id, s: s, h: h, e: e, w: weigh(e)}}}
+	cm := commit{op: op, one: [1]mutation{{op: op, kind: put, mode: mode, checkMatch: checkMatch, ifMatch: ifMatch, id: id, s: s, h: h, e: e, w: weigh(e)}}}
 	if err := c.run(&cm); err != nil {
 		return Document{}, err
 	}
@@ -262,7 +262,7 @@ func (c *Collection) DeleteIfMatch(id, etag string) error {
 
 func (c *Collection) remove(op, id, ifMatch string, checkMatch bool) error {
 	s, h := c.shardFor(id)
-	return c.run(&commit{op: op, one: [1]mutation{{kind: del, checkMatch: checkMatch, ifMatch: ifMatch, id: id, s: s, h: h}}})
+	return c.run(&commit{op: op, one: [1]mutation{{op: op, kind: del, checkMatch: checkMatch, ifMatch: ifMatch, id: id, s: s, h: h}}})
 }
 
 // deleteLocked removes e, filed in s under the hash h of its id and
@@ -292,7 +292,7 @@ func (c *Collection) unfileLocked(s *shard, h uint64, e *entry, exp int64) {
 // no live document with the id, or ErrClosed.
 func (c *Collection) Touch(id string) (Document, error) {
 	s, h := c.shardFor(id)
-	cm := commit{op: "touch", one: [1]mutation{{kind: touch, id: id, s: s, h: h}}}
+	cm := commit{op: "touch", one: [1]mutation{{op: "touch", kind: touch, id: id, s: s, h: h}}}
 	if err := c.run(&cm); err != nil {
 		return Document{}, err
 	}
