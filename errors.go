@@ -3,6 +3,7 @@ package ttlstore
 import (
 	"errors"
 	"strconv"
+	"unicode/utf8"
 )
 
 // The errors a Collection returns. Every error it returns wraps exactly one of
@@ -98,7 +99,7 @@ type opError struct {
 func (e *opError) Error() string {
 	s := "ttlstore: " + e.op
 	if e.id != "" {
-		s += " " + strconv.Quote(e.id)
+		s += " " + quoteID(e.id)
 	}
 	if e.detail != "" {
 		s += ": " + e.detail
@@ -107,6 +108,23 @@ func (e *opError) Error() string {
 }
 
 func (e *opError) Unwrap() error { return e.err }
+
+// maxQuotedID is the most bytes of an id an error message quotes: an
+// error about a 1,023-byte id should not flood a log.
+const maxQuotedID = 64
+
+// quoteID quotes id for an error message, cut after maxQuotedID bytes (at
+// a character's start) with a note of its length.
+func quoteID(id string) string {
+	if len(id) <= maxQuotedID {
+		return strconv.Quote(id)
+	}
+	n := maxQuotedID
+	for n > 0 && !utf8.RuneStart(id[n]) {
+		n--
+	}
+	return strconv.Quote(id[:n]) + "... (" + strconv.Itoa(len(id)) + " bytes)"
+}
 
 func newError(op, id string, err error) error { return &opError{op: op, id: id, err: err} }
 

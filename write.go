@@ -31,8 +31,9 @@ const (
 // (ErrConflict). An expired document with the same id does not count: it is
 // replaced as if it were gone (R9).
 //
-// doc is the JSON object as []byte or json.RawMessage, a Document, or any
-// value that encoding/json marshals to an object, such as a struct with
+// doc is the JSON object as []byte, json.RawMessage or string (a Go string
+// is taken as JSON text, not marshaled), a Document, or any value that
+// encoding/json marshals to an object, such as a struct with
 // `json:"id"` and `json:"ttl,omitempty"` fields. The collection copies what
 // it keeps: changing doc afterwards changes nothing stored. It sets _ts and
 // _etag, replacing any the caller sent, and keeps everything else, the
@@ -149,6 +150,8 @@ func source(doc any) ([]byte, error) {
 		return nil, errors.New("document is nil")
 	case []byte:
 		return v, nil
+	case string:
+		return unsafe.Slice(unsafe.StringData(v), len(v)), nil // only read
 	case json.RawMessage:
 		return v, nil
 	case Document:
@@ -197,7 +200,7 @@ func checkID(f jsonscan.Fields, out []byte) (string, string) {
 	case len(id) > MaxIDLength:
 		return "", "id is " + strconv.Itoa(len(id)) + " bytes, longer than " + strconv.Itoa(MaxIDLength)
 	case strings.ContainsAny(id, `/\`):
-		return "", "id " + strconv.Quote(id) + ` contains "/" or "\"`
+		return "", "id " + quoteID(id) + ` contains "/" or "\"`
 	}
 	return id, ""
 }
