@@ -3,8 +3,8 @@ package ttlstore
 import (
 	"bytes"
 	"errors"
-	"io"
 	"fmt"
+	"io"
 	"sync"
 	"testing"
 
