@@ -14,9 +14,9 @@ import (
 //
 //	prepare  validate the document and build its entry, outside any lock (write.go)
 //	lock     the shards of the commit's ids, in shard order
-//	check    each mutation's condition, against the current documents at one second
+//	check    each mutation's condition, against the current documents at one second;
+//	         stamp the new versions with _ts and _etag
 //	reserve  the room the commit needs under MaxDocuments and MaxBytes (bound.go)
-//	stamp    _ts and _etag
 //	log      one record group in a durable collection's log: all or nothing (durable_log.go)
 //	apply    the table, the expiry index, the eviction policy
 //	unlock
@@ -130,7 +130,6 @@ func (c *Collection) run(cm *commit) error {
 			}
 			continue // room was made with the locks let go: check again
 		}
-		c.stamp(cm)
 		if err := c.log(cm); err != nil {
 			c.unreserve(cm)
 			c.unlock(cm)
@@ -194,7 +193,8 @@ func (c *Collection) unlock(cm *commit) {
 // every earlier write to its ids: _ts never goes back for one id, and the
 // current documents' expiry is judged at the same second) and each
 // mutation's current document, and returns the first mutation's condition
-// that does not hold. A touch makes its entry here. The mutations of a
+// that does not hold. A touch makes its entry here, and every new entry
+// gets its _ts, _etag and expiry. The mutations of a
 // commit are checked in order: one that follows another of the same id
 // sees the document that one leaves.
 func (c *Collection) check(cm *commit) error {
@@ -251,6 +251,12 @@ func (c *Collection) check(cm *commit) error {
 			m.e = e
 		}
 		if m.e != nil {
+			// Stamped as soon as its condition holds, so that a
+			// mutation after it in the commit sees its _etag. A
+			// commit that fails after this leaves _etags unused:
+			// they are unique, not consecutive.
+			m.e.ts = cm.now
+			m.e.etag = m.s.nextEtag()
 			m.exp = expiryAt(cm.now, effectiveTTL(cm.def, m.e.ttl))
 		}
 	}
@@ -346,19 +352,6 @@ func (c *Collection) unreserve(cm *commit) {
 	if cm.reserved {
 		c.lim.release(cm.dDocs, cm.dBytes)
 		cm.reserved = false
-	}
-}
-
-// stamp gives each entry cm stores its _ts and _etag.
-func (c *Collection) stamp(cm *commit) {
-	ms := cm.muts()
-	for i := range ms {
-		m := &ms[i]
-		if m.e == nil {
-			continue
-		}
-		m.e.ts = cm.now
-		m.e.etag = m.s.nextEtag()
 	}
 }
 

@@ -209,6 +209,8 @@ func (mc *machine) actions() map[string]func(*rapid.T) {
 	}
 	if mc.bound.bounded {
 		actions["SetLimits"] = mc.setLimits
+	} else {
+		actions["Batch"] = mc.batch
 	}
 	if mc.fs != nil {
 		actions["Restart"] = func(rt *rapid.T) { mc.restart(rt, false) }
