@@ -197,7 +197,8 @@ func parseOp(b []byte, i int) (op Op, end int, f *failure) {
 			if raw[0] != '"' {
 				return op, 0, fail(ErrInvalidPatch, "member "+strconv.Quote(key)+" is not a string")
 			}
-			s, err := stringValue(raw, true)
+			_, esc, _ := scanString(raw, 0)
+			s, err := stringValue(raw, esc)
 			if err != nil {
 				return op, 0, fail(ErrInvalidPatch, "member "+strconv.Quote(key)+": "+err.Error())
 			}
