@@ -20,7 +20,7 @@ const (
 
 // Batch is a list of operations that Collection.ExecuteBatch applies in
 // order, all or nothing: Create, Upsert, Replace, ReplaceIfMatch, Read,
-// Delete, DeleteIfMatch and Touch, each meaning what the Collection method
+// Delete, DeleteIfMatch, Touch, Patch and PatchIfMatch, each meaning what the Collection method
 // of that name means, judged against the document the operations before it
 // in the batch leave. The zero value is an empty batch. Each method adds one
 // operation and returns b, so that calls can be chained. A Batch holds the
@@ -39,6 +39,7 @@ type batchOp struct {
 	id         string // the others
 	ifMatch    string
 	checkMatch bool
+	ops        []PatchOp // amend
 }
 
 // Create adds a Create of doc to b.
@@ -81,6 +82,16 @@ func (b *Batch) DeleteIfMatch(id, etag string) *Batch {
 // Touch adds a Touch of id to b.
 func (b *Batch) Touch(id string) *Batch {
 	return b.add(batchOp{name: "touch", kind: touch, id: id})
+}
+
+// Patch adds a Patch of id with ops to b.
+func (b *Batch) Patch(id string, ops []PatchOp) *Batch {
+	return b.add(batchOp{name: "patch", kind: amend, id: id, ops: ops})
+}
+
+// PatchIfMatch adds a PatchIfMatch of id with ops on etag to b.
+func (b *Batch) PatchIfMatch(id string, ops []PatchOp, etag string) *Batch {
+	return b.add(batchOp{name: "patch", kind: amend, id: id, ops: ops, ifMatch: etag, checkMatch: true})
 }
 
 // Len returns how many operations b holds.
@@ -156,7 +167,11 @@ func (c *Collection) ExecuteBatch(b *Batch) ([]Document, error) {
 	total := 0
 	for i, op := range b.ops {
 		m := &cm.many[i]
-		m.op, m.kind, m.mode, m.ifMatch, m.checkMatch, m.id = op.name, op.kind, op.mode, op.ifMatch, op.checkMatch, op.id
+		m.op, m.kind, m.mode, m.ifMatch, m.checkMatch, m.id, m.ops = op.name, op.kind, op.mode, op.ifMatch, op.checkMatch, op.id, op.ops
+		if len(op.ops) > c.maxPatch {
+			return nil, &BatchError{Index: i, Err: newErrorDetail(op.name, op.id, ErrTooLarge,
+				strconv.Itoa(len(op.ops))+" patch operations, more than "+strconv.Itoa(c.maxPatch))}
+		}
 		if op.kind == put {
 			e, err := c.prepare(op.name, op.doc)
 			if err == nil {
@@ -182,7 +197,7 @@ func (c *Collection) ExecuteBatch(b *Batch) ([]Document, error) {
 	docs := make([]Document, len(cm.many))
 	for i := range cm.many {
 		switch m := &cm.many[i]; m.kind {
-		case put, touch:
+		case put, touch, amend:
 			docs[i] = Document{e: m.e, exp: m.exp}
 		case read:
 			docs[i] = Document{e: m.old, exp: m.oldExp}

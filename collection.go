@@ -132,6 +132,11 @@ type Options struct {
 	// are reported to OnExpire, not here.
 	OnEvict func(Document)
 
+	// MaxPatchOperations is the most operations one Patch may hold. Zero
+	// means DefaultMaxPatchOperations (10, as in Azure Cosmos DB);
+	// negative values make New fail.
+	MaxPatchOperations int
+
 	// Sync is a durable collection's policy for syncing its log: the zero
 	// value, SyncAlways, returns from a write only once it would survive a
 	// power loss. See SyncPolicy for what the others may lose. New ignores
@@ -185,6 +190,7 @@ type Collection struct {
 	interval time.Duration // > 0 with a background sweeper, < 0 without
 	batch    int
 	maxSize  int
+	maxPatch int
 	onExpire func(Document)
 	onEvict  func(Document)
 	seed     maphash.Seed
@@ -283,6 +289,8 @@ func newCollection(op string, opts Options) (*Collection, int32, error) {
 	case opts.MaxDocumentSize > math.MaxInt32:
 		// An entry keeps lengths and offsets in 32 bits.
 		return nil, 0, newErrorDetail(op, "", ErrInvalidOptions, "MaxDocumentSize "+strconv.Itoa(opts.MaxDocumentSize)+" is more than 2147483647")
+	case opts.MaxPatchOperations < 0:
+		return nil, 0, newErrorDetail(op, "", ErrInvalidOptions, "MaxPatchOperations "+strconv.Itoa(opts.MaxPatchOperations)+" is negative")
 	case opts.Sync > SyncNever:
 		return nil, 0, newErrorDetail(op, "", ErrInvalidOptions, "Sync "+opts.Sync.String()+" is not a SyncPolicy")
 	case opts.Eviction > EvictSoonestExpiry:
@@ -296,6 +304,7 @@ func newCollection(op string, opts Options) (*Collection, int32, error) {
 		interval: opts.SweepInterval,
 		batch:    opts.SweepBatch,
 		maxSize:  opts.MaxDocumentSize,
+		maxPatch: opts.MaxPatchOperations,
 		onExpire: opts.OnExpire,
 		onEvict:  opts.OnEvict,
 		seed:     maphash.MakeSeed(),
@@ -316,6 +325,9 @@ func newCollection(op string, opts Options) (*Collection, int32, error) {
 	}
 	if c.maxSize == 0 {
 		c.maxSize = DefaultMaxDocumentSize
+	}
+	if c.maxPatch == 0 {
+		c.maxPatch = DefaultMaxPatchOperations
 	}
 	// Start the _etag sequences at a random point, so that _etags from
 	// different collections (or runs) do not look alike. Below 2^62, so

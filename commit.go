@@ -47,6 +47,7 @@ const (
 	touch                     // store the current entry again, with a new _ts and _etag
 	del                       // remove the current entry
 	read                      // change nothing: the current entry is the result (a batch's read)
+	amend                     // store the current entry with ops applied (Patch)
 )
 
 // mutation is one document's change in a commit.
@@ -57,10 +58,11 @@ type mutation struct {
 	checkMatch bool      // whether the current document's _etag must be ifMatch
 	ifMatch    string
 	id         string
-	s          *shard // id's shard
-	h          uint64 // id's hash
-	e          *entry // the new entry: prepared (put) or made by check (touch)
-	w          int64  // e's weight (put)
+	s          *shard    // id's shard
+	h          uint64    // id's hash
+	e          *entry    // the new entry: prepared (put) or made by check (touch)
+	w          int64     // e's weight (put, amend)
+	ops        []PatchOp // amend's operations
 	// prev is 1 + the index of the commit's last mutation before this
 	// one of the same id, or 0: the document that one leaves is this
 	// one's current document.
@@ -229,11 +231,18 @@ func (c *Collection) check(cm *commit) error {
 			t := m.old.etagText()
 			return newErrorDetail(m.op, m.id, ErrPreconditionFailed, "If-Match "+strconv.Quote(m.ifMatch)+", _etag "+strconv.Quote(string(t[:])))
 		}
+		if m.kind == amend {
+			e, err := c.patched(m.op, m.old, m.ops)
+			if err != nil {
+				return err
+			}
+			m.e, m.w = e, weigh(e)
+		}
 		switch m.kind {
 		case del:
 			cm.dDocs--
 			cm.dBytes -= weigh(m.old)
-		case put:
+		case put, amend:
 			cm.grows = true
 			if m.old == nil {
 				cm.dDocs++
@@ -308,7 +317,7 @@ func (c *Collection) reserve(cm *commit) (retry bool, err error) {
 		var pinned int64
 		for i := range ms {
 			m := &ms[i]
-			if m.kind != put {
+			if m.kind != put && m.kind != amend {
 				continue
 			}
 			pinned += m.w
@@ -389,7 +398,7 @@ func (c *Collection) apply(cm *commit) {
 				c.lim.release(-1, -weigh(m.old))
 			}
 			c.deleteLocked(m.s, m.h, m.old, m.oldExp)
-		case put, touch:
+		case put, touch, amend:
 			c.storeLocked(m.s, m.h, m.e, m.exp, m.ref, m.oldExp)
 		}
 	}

@@ -124,7 +124,7 @@ func (l *logWriter) appendCommit(muts []mutation) (uint64, error) {
 		switch m := &muts[i]; m.kind {
 		case del:
 			l.buf = appendDelete(l.buf, m.id)
-		case put, touch:
+		case put, touch, amend:
 			l.buf = appendPut(l.buf, m.e)
 		default:
 			continue // a read logs nothing

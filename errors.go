@@ -29,6 +29,14 @@ var (
 	// valid UTF-8 with a valid string id; the message says what is wrong.
 	ErrInvalidDocument = errors.New("invalid document")
 
+	// ErrInvalidPatch is returned by Patch when an operation is
+	// malformed, names a path that cannot be patched ("/id", "/_ts",
+	// "/_etag", ...), or does not apply to the document (a path to replace
+	// or remove that is absent, a missing parent, incr on a value that is
+	// not a number, or past the int64 range); the message names the
+	// operation by its index and path.
+	ErrInvalidPatch = errors.New("invalid patch")
+
 	// ErrTooLarge is returned when a document's JSON is longer than
 	// Options.MaxDocumentSize.
 	ErrTooLarge = errors.New("document too large")

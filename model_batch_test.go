@@ -106,4 +106,3 @@ func (mc *machine) batch(rt *rapid.T) {
 		}
 	}
 }
-

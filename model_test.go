@@ -690,7 +690,7 @@ func (mc *machine) requireSameDoc(rt *rapid.T, got ttlstore.Document, want model
 var errClasses = []error{
 	ttlstore.ErrNotFound, ttlstore.ErrConflict, ttlstore.ErrPreconditionFailed, ttlstore.ErrInvalidTTL,
 	ttlstore.ErrInvalidDocument, ttlstore.ErrTooLarge, ttlstore.ErrInvalidOptions, ttlstore.ErrClosed,
-	ttlstore.ErrFull,
+	ttlstore.ErrFull, ttlstore.ErrInvalidPatch,
 }
 
 // requireErrClass requires that err matches want and no other class.
