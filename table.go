@@ -37,7 +37,7 @@ import (
 // reuses here.
 //
 // Slots come in groups of eight with a control word of one byte per slot:
-// ctrlEmpty, ctrlDeleted, or the low seven bits of the hash (h2) for a full
+// ctrlEmpty, ctrlDeleted, or the top seven bits of the hash (h2) for a full
 // slot, so a lookup compares eight slots' h2 at once and loads an entry only
 // when its h2 matches. Groups are probed in the triangular sequence, which
 // visits every group of a power-of-two table.
