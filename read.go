@@ -16,12 +16,21 @@ func (c *Collection) read(id string, count bool) (Document, error) {
 	}
 	s, h := c.shardFor(id)
 	e, exp, live := c.look(s, h, id)
+	return c.found("read", id, e, exp, live, count)
+}
+
+// found ends a read of id that found e (nil if none), with expiry exp, live
+// or not (see look): it returns the document, or the error Read returns,
+// naming op; and it counts the read in Stats and for the eviction policy if
+// count is true. Typed.read, which looks under the shard's lock, ends with
+// it too.
+func (c *Collection) found(op, id string, e *entry, exp int64, live, count bool) (Document, error) {
 	if !live {
 		if count {
 			c.counts.miss()
 		}
 		if e == nil {
-			return Document{}, newError("read", id, ErrNotFound)
+			return Document{}, newError(op, id, ErrNotFound)
 		}
 		return Document{}, (*expiredError)(e)
 	}

@@ -162,7 +162,8 @@ func NewTyped[T any](c *Collection) *Typed[T] {
 func (t *Typed[T]) Read(id string) (T, error) { return t.read("read", id) }
 
 // read is Read; op names the caller in errors. It is Collection.Read, with
-// the cache's lookup under the same lock.
+// the cache's lookup under the same lock: it looks for id as look does
+// when it takes the lock, and ends as Collection.read does, with found.
 func (t *Typed[T]) read(op, id string) (T, error) {
 	c := t.c
 	var zero T
@@ -182,21 +183,18 @@ func (t *Typed[T]) read(op, id string) (T, error) {
 		first = &sh.slots[at]
 		firstE = first.e
 	}
+	// What look finds under the lock, and the value cached for it.
+	var exp int64
+	live := false
 	e := s.docs.get(h, id)
-	if e == nil {
-		s.mu.RUnlock()
-		c.counts.miss()
-		return zero, newError(op, id, ErrNotFound)
-	}
-	exp := e.expiry(c.def.Load())
-	if exp != neverExpires && isExpired(exp, c.now()) {
-		s.mu.RUnlock()
-		c.counts.miss()
-		return zero, (*expiredError)(e)
+	if e != nil {
+		exp = e.expiry(c.def.Load())
+		live = exp == neverExpires || !isExpired(exp, c.now())
 	}
 	var v T
 	hit := false
 	switch {
+	case !live:
 	case firstE == e:
 		v, hit = first.v, true
 	case firstE != nil:
@@ -205,12 +203,12 @@ func (t *Typed[T]) read(op, id string) (T, error) {
 		}
 	}
 	s.mu.RUnlock()
-	c.counts.hit()
-	if c.lim.cold != nil {
-		e.touch()
+	d, err := c.found(op, id, e, exp, live, true)
+	if err != nil {
+		return zero, err
 	}
 	if !hit {
-		return t.load(op, h, Document{e: e, exp: exp})
+		return t.load(op, h, d)
 	}
 	if t.fix == nil {
 		return v, nil
