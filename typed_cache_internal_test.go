@@ -2,12 +2,16 @@ package ttlstore
 
 // Tests of a Typed view's cache on its own: the check that it agrees with
 // its collection (CheckCache, which the black-box tests run after each
-// step), one shard's table against a map, and the races store is for.
+// step), one shard's table against a map, the race store is for, the
+// registry through which the collection tells views of removals, and
+// forgetAll's batches.
 
 import (
+	"cmp"
 	"fmt"
 	"hash/maphash"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -198,5 +202,115 @@ func TestTypedShard(t *testing.T) {
 				require.LessOrEqual(t, sh.n*4, len(sh.slots)*3)
 			}
 		}
+	}
+}
+
+// fakeCache is a typedCache that records what it is told.
+type fakeCache struct {
+	forgot    []*entry
+	forgotAll [][]slot
+}
+
+func (f *fakeCache) forget(e *entry)          { f.forgot = append(f.forgot, e) }
+func (f *fakeCache) forgetAll(removed []slot) { f.forgotAll = append(f.forgotAll, removed) }
+
+// TestTypedViewsTell checks the registry through which the collection tells
+// its views what it removed: nothing to tell while there is no view, and
+// once there are, every view told of every removal, a batch in one call.
+func TestTypedViewsTell(t *testing.T) {
+	var v typedViews
+	e1, _ := newEntry(8)
+	e2, _ := newEntry(8)
+	batch := []slot{{e: e1}, {e: e2}}
+	v.forget(e1) // no view: nothing to do, and nothing to fail
+	v.forgetAll(batch)
+
+	a, b := &fakeCache{}, &fakeCache{}
+	v.caches.Store(&[]typedCache{a, b})
+	v.forget(e1)
+	v.forgetAll(nil) // an empty batch is not passed on
+	v.forgetAll(batch)
+	for _, f := range []*fakeCache{a, b} {
+		require.Equal(t, []*entry{e1}, f.forgot)
+		require.Equal(t, [][]slot{batch}, f.forgotAll)
+	}
+}
+
+// TestNewTypedRegisters checks that NewTyped registers one cache per type,
+// however often it is called, so that each view is told of each removal once.
+func TestNewTypedRegisters(t *testing.T) {
+	c, err := New(Options{SweepInterval: ManualSweep})
+	require.NoError(t, err)
+	defer c.Close()
+	require.Nil(t, c.views.caches.Load(), "no view: writes have nothing to tell")
+	a := NewTyped[flatDoc](c)
+	b := NewTyped[*flatDoc](c)
+	require.Same(t, a, NewTyped[flatDoc](c))
+	caches := *c.views.caches.Load()
+	require.Len(t, caches, 2)
+	require.Equal(t, typedCache(a), caches[0])
+	require.Equal(t, typedCache(b), caches[1])
+}
+
+// TestTypedForgetAll checks that forgetAll drops the values of exactly the
+// entries it is given, whatever their order: in runs of one shard, as a
+// sweep's batch comes, or with each entry in another shard than the one
+// before; and that CacheLen and CacheBytes follow.
+func TestTypedForgetAll(t *testing.T) {
+	cases := []struct {
+		name  string
+		order func(removed []slot, shard func(slot) uint64)
+	}{
+		{"runs of one shard", func(removed []slot, shard func(slot) uint64) {
+			slices.SortStableFunc(removed, func(a, b slot) int { return cmp.Compare(shard(a), shard(b)) })
+		}},
+		{"shards alternate", func(removed []slot, shard func(slot) uint64) {
+			r := rand.New(rand.NewPCG(3, 4))
+			r.Shuffle(len(removed), func(i, j int) { removed[i], removed[j] = removed[j], removed[i] })
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := New(Options{SweepInterval: ManualSweep})
+			require.NoError(t, err)
+			defer c.Close()
+			tv := NewTyped[flatDoc](c)
+			const n = 4 * numShards
+			var kept, removed []slot
+			for i := range n {
+				_, err := tv.Upsert(flatDoc{ID: fmt.Sprint("d", i), Name: "x"})
+				require.NoError(t, err)
+				d, err := c.Read(fmt.Sprint("d", i))
+				require.NoError(t, err)
+				if i%3 == 0 {
+					removed = append(removed, slot{e: d.e})
+				} else {
+					kept = append(kept, slot{e: d.e})
+				}
+			}
+			require.Equal(t, n, tv.CacheLen())
+			shard := func(sl slot) uint64 { return maphash.String(c.seed, sl.e.id()) & (numShards - 1) }
+			tc.order(removed, shard)
+
+			tv.forgetAll(removed)
+			require.Equal(t, len(kept), tv.CacheLen())
+			require.NoError(t, tv.CheckCache(), "CacheBytes agrees with the tables")
+			cached := func(sl slot) bool {
+				h := maphash.String(c.seed, sl.e.id())
+				_, ok := tv.shards[h&(numShards-1)].get(h, sl.e)
+				return ok
+			}
+			for _, sl := range removed {
+				require.False(t, cached(sl), "%s was forgotten", sl.e.id())
+			}
+			for _, sl := range kept {
+				require.True(t, cached(sl), "%s was not", sl.e.id())
+			}
+
+			tv.forgetAll(removed) // again: nothing is left to drop
+			tv.forget(removed[0].e)
+			require.Equal(t, len(kept), tv.CacheLen())
+			require.NoError(t, tv.CheckCache())
+		})
 	}
 }
