@@ -11,7 +11,7 @@ package ttlstore
 //
 // The cache of decoded values, and how it learns of the collection's
 // removals, is typed_cache.go; the copies of cached values that make a T the
-// caller's, typed_clone.go.
+// caller's, package internal/clone.
 
 import (
 	"context"
@@ -24,6 +24,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/ttlstore/ttlstore/internal/clone"
 )
 
 // ErrDecode is returned by a Typed view when a stored document does not
@@ -73,11 +75,8 @@ var ErrDecode = errors.New("document does not decode into the view's type")
 type Typed[T any] struct {
 	c   *Collection
 	typ reflect.Type
-	// fix is nil when a copy of a T shares nothing that can be written
-	// through (its only references are strings, and time.Time's
-	// location); otherwise it replaces a copy's references with copies
-	// of what they refer to (see fixupFor).
-	fix fixup
+	// copier makes the copies of cached values that callers get.
+	copier clone.Copier[T]
 	// slotSize is the bytes a slot of the cache's tables takes, its
 	// hash included.
 	slotSize int64
@@ -86,9 +85,6 @@ type Typed[T any] struct {
 	// length of its document's JSON in CacheBytes, as an estimate of that
 	// memory.
 	heap bool
-
-	// scratch holds *T for clone.
-	scratch sync.Pool
 
 	n     atomic.Int64 // values cached
 	bytes atomic.Int64 // their estimated size, see CacheBytes
@@ -118,11 +114,10 @@ func NewTyped[T any](c *Collection) *Typed[T] {
 	t := &Typed[T]{
 		c:        c,
 		typ:      typ,
-		fix:      fixupFor(typ),
 		slotSize: int64(unsafe.Sizeof(typedSlot[T]{}) + unsafe.Sizeof(uint64(0))),
-		heap:     holdsHeap(typ),
+		heap:     clone.HoldsHeap(typ),
 	}
-	t.scratch.New = func() any { return new(T) }
+	t.copier.Init()
 	if v.byType == nil {
 		v.byType = make(map[reflect.Type]any)
 	}
@@ -210,10 +205,7 @@ func (t *Typed[T]) read(op, id string) (T, error) {
 	if !hit {
 		return t.load(op, h, d)
 	}
-	if t.fix == nil {
-		return v, nil
-	}
-	return t.clone(v), nil
+	return t.copier.Copy(v), nil
 }
 
 // ReadOrLoad is Collection.ReadOrLoad for values of type T: it returns the
@@ -358,10 +350,7 @@ func (t *Typed[T]) value(op string, d Document) (T, error) {
 	if !ok {
 		return t.load(op, h, d)
 	}
-	if t.fix == nil {
-		return v, nil
-	}
-	return t.clone(v), nil
+	return t.copier.Copy(v), nil
 }
 
 // load decodes d's document, whose id has hash h, caches the value and
@@ -372,11 +361,8 @@ func (t *Typed[T]) load(op string, h uint64, d Document) (T, error) {
 		return v, err
 	}
 	t.store(h, d.e, v)
-	if t.fix == nil {
-		return v, nil
-	}
 	// The cache may have v now: the caller gets a copy.
-	return t.clone(v), nil
+	return t.copier.Copy(v), nil
 }
 
 // decodeBufs holds buffers for the JSON that decode passes to

@@ -13,6 +13,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -92,6 +93,19 @@ func (t *Typed[T]) checkShard(i int, sh *typedShard[T], n, bytes *int64) error {
 	*bytes += int64(size) * t.slotSize
 	*n += int64(count)
 	return nil
+}
+
+// flatDoc is a document type whose copies share nothing writable.
+type flatDoc struct {
+	ID      string    `json:"id"`
+	TTL     int32     `json:"ttl,omitempty"`
+	Name    string    `json:"name"`
+	Score   float64   `json:"score"`
+	Seen    time.Time `json:"seen"`
+	Pair    [2]string `json:"pair"`
+	Address struct {
+		City string `json:"city"`
+	} `json:"address"`
 }
 
 // TestTypedFileAfterRemoval plays the race that store's check is for: a

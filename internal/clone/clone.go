@@ -1,11 +1,34 @@
-package ttlstore
-
-// The cloner: copies of a Typed view's cached values that share nothing
-// writable with them, so that every T a view returns is the caller's own.
-// What it promises: a fixed-up copy of a value equals it (reflect.DeepEqual)
-// and shares no slice array, map, pointer target or interface value with it;
-// a type whose copies need no fixing gets none, and so costs a view nothing
-// but the assignment.
+// Package clone copies Go values so that the copy shares nothing that can
+// be written through with the original: the values encoding/json decodes,
+// which a ttlstore Typed view caches and hands out. It knows nothing of
+// ttlstore.
+//
+// What it promises: a copy made by a [Copier] (or by a [Func] applied to a
+// shallow copy) equals the original, as reflect.DeepEqual sees it, and
+// shares no slice array, map, pointer target or interface value with it,
+// however deep. Strings are immutable and stay shared; so do time.Time's
+// locations, which the time package never changes. A type whose copies
+// share nothing writable already (numbers, strings, time.Time, arrays and
+// structs of those) needs no fixing: [For] returns nil for it, and
+// [Copier.Copy] is then the assignment and nothing else.
+//
+// Values are copied as trees: a value that refers to the same memory twice
+// gets two copies of it (encoding/json never decodes such a value), and one
+// that refers to itself would not end. Channels, functions and unsafe
+// pointers, which encoding/json does not decode, are shared, and so are map
+// keys.
+//
+// # Cost
+//
+// Building a type's Func walks the type once, with reflection; it is kept
+// for the life of the process. Applying it allocates about one object per
+// non-empty slice, map, non-nil pointer and non-nil interface in the value
+// (a []string: one allocation), far less than decoding the value again.
+// Slices of strings and of pointer-free elements are copied without
+// reflection.
+//
+// For, HoldsHeap and a Copier's Copy are safe for concurrent use.
+package clone
 
 import (
 	"reflect"
@@ -15,36 +38,59 @@ import (
 	"unsafe"
 )
 
-// A fixup replaces, in the value of its type at p, every reference through
+// A Func replaces, in the value of its type at p, every reference through
 // which memory could be written (a slice's array, a map, a pointer's
 // target, an interface's dynamic value) with a reference to a new copy of
 // what it refers to, recursively. Applied to a shallow copy of a value, it
-// makes a copy that shares nothing writable with the original. Strings are
-// immutable and stay shared; so do time.Time's locations, which the time
-// package never changes. Values are copied as trees: a value that refers
-// to the same memory twice gets two copies of it (encoding/json never
-// decodes such a value), and one that refers to itself would not end.
-type fixup func(p unsafe.Pointer)
+// makes a copy that shares nothing writable with the original.
+type Func func(p unsafe.Pointer)
 
-// clone returns a copy of v that shares nothing writable with it. fix
-// works on a T of scratch, from a pool: on v's own address it would move v
-// to the heap, an allocation per call.
-func (t *Typed[T]) clone(v T) T {
-	p := t.scratch.Get().(*T)
+// A Copier copies values of type T (see the package doc for what a copy
+// shares). Call Init before its first use; it must not be copied after.
+type Copier[T any] struct {
+	// fix is T's Func: nil when an assignment of a T is a copy that
+	// shares nothing writable.
+	fix Func
+	// scratch holds *T for Copy.
+	scratch sync.Pool
+}
+
+// Init prepares c to copy values of T, building T's Func if no Copier or
+// For built it before.
+func (c *Copier[T]) Init() {
+	c.fix = For(reflect.TypeFor[T]())
+	c.scratch.New = func() any { return new(T) }
+}
+
+// Copy returns a copy of v that shares nothing writable with it: v itself
+// when T needs no fixing (this much is inlined), otherwise a copy made by
+// deep.
+func (c *Copier[T]) Copy(v T) T {
+	if c.fix == nil {
+		return v
+	}
+	return c.deep(v)
+}
+
+// deep is Copy for a T that needs fixing. The Func works on a T of scratch,
+// from a pool: on v's own address it would move v to the heap, an
+// allocation per call.
+func (c *Copier[T]) deep(v T) T {
+	p := c.scratch.Get().(*T)
 	*p = v
-	t.fix(unsafe.Pointer(p))
+	c.fix(unsafe.Pointer(p))
 	v = *p
 	var zero T
 	*p = zero // keeps nothing alive
-	t.scratch.Put(p)
+	c.scratch.Put(p)
 	return v
 }
 
 var (
-	// fixups holds the fixup of every type built so far: reflect.Type to
-	// *fixupCell.
-	fixups sync.Map
-	// buildMu serializes the building of fixups.
+	// funcs holds the Func of every type built so far: reflect.Type to
+	// *cell.
+	funcs sync.Map
+	// buildMu serializes the building of funcs.
 	buildMu sync.Mutex
 )
 
@@ -54,66 +100,66 @@ type sliceHeader struct {
 	len, cap int
 }
 
-// fixupCell holds a type's fixup: nil when the type needs none.
-type fixupCell struct {
-	fn   fixup
+// cell holds a type's Func: nil when the type needs none.
+type cell struct {
+	fn   Func
 	done bool // fn is built (only building's cells can lack it)
 }
 
 var timeType = reflect.TypeFor[time.Time]()
 
-// fixupFor returns the fixup of t, building it the first time: nil when a
+// For returns the Func of t, building it the first time: nil when a
 // copy of a t shares nothing writable with the original.
-func fixupFor(t reflect.Type) fixup {
-	if c, ok := fixups.Load(t); ok {
-		return c.(*fixupCell).fn
+func For(t reflect.Type) Func {
+	if c, ok := funcs.Load(t); ok {
+		return c.(*cell).fn
 	}
 	buildMu.Lock()
 	defer buildMu.Unlock()
-	building := make(map[reflect.Type]*fixupCell)
-	fn := buildFixup(t, building)
+	building := make(map[reflect.Type]*cell)
+	fn := build(t, building)
 	// Published only now that every cell is complete.
 	for typ, c := range building {
-		fixups.LoadOrStore(typ, c)
+		funcs.LoadOrStore(typ, c)
 	}
 	return fn
 }
 
-// buildFixup returns the fixup of t, building the fixups of the types it
+// build returns the Func of t, building the funcs of the types it
 // contains first; building holds the cells of the types being built, so
 // that a type that contains itself (through a pointer, slice or map, whose
-// fixups are never nil) calls its own fixup once it is complete.
-func buildFixup(t reflect.Type, building map[reflect.Type]*fixupCell) fixup {
-	if c, ok := fixups.Load(t); ok {
-		return c.(*fixupCell).fn
+// funcs are never nil) calls its own Func once it is complete.
+func build(t reflect.Type, building map[reflect.Type]*cell) Func {
+	if c, ok := funcs.Load(t); ok {
+		return c.(*cell).fn
 	}
 	if c, ok := building[t]; ok {
 		if c.done {
 			return c.fn
 		}
 		// t contains itself: through a pointer, slice or map, so its
-		// fixup, complete by the time it runs, is not nil.
+		// Func, complete by the time it runs, is not nil.
 		return func(p unsafe.Pointer) { c.fn(p) }
 	}
-	c := &fixupCell{}
+	c := &cell{}
 	building[t] = c
-	c.fn = newFixup(t, building)
+	c.fn = newFunc(t, building)
 	c.done = true
 	return c.fn
 }
 
-// newFixup builds the fixup of t; see buildFixup.
-func newFixup(t reflect.Type, building map[reflect.Type]*fixupCell) fixup {
+// newFunc builds the Func of t; see build.
+func newFunc(t reflect.Type, building map[reflect.Type]*cell) Func {
 	switch t.Kind() {
 	case reflect.Struct:
 		if t == timeType {
 			return nil
 		}
 		var offs []uintptr
-		var fns []fixup
+		var fns []Func
 		for i := range t.NumField() {
 			f := t.Field(i)
-			if fn := buildFixup(f.Type, building); fn != nil {
+			if fn := build(f.Type, building); fn != nil {
 				offs = append(offs, f.Offset)
 				fns = append(fns, fn)
 			}
@@ -127,7 +173,7 @@ func newFixup(t reflect.Type, building map[reflect.Type]*fixupCell) fixup {
 			}
 		}
 	case reflect.Array:
-		fn := buildFixup(t.Elem(), building)
+		fn := build(t.Elem(), building)
 		if fn == nil || t.Len() == 0 {
 			return nil
 		}
@@ -139,7 +185,7 @@ func newFixup(t reflect.Type, building map[reflect.Type]*fixupCell) fixup {
 		}
 	case reflect.Pointer:
 		elem := t.Elem()
-		fn := buildFixup(elem, building)
+		fn := build(elem, building)
 		return func(p unsafe.Pointer) {
 			pp := (*unsafe.Pointer)(p)
 			if *pp == nil {
@@ -154,7 +200,7 @@ func newFixup(t reflect.Type, building map[reflect.Type]*fixupCell) fixup {
 		}
 	case reflect.Slice:
 		elem := t.Elem()
-		fn := buildFixup(elem, building)
+		fn := build(elem, building)
 		size := elem.Size()
 		switch {
 		case fn == nil && elem.Kind() == reflect.String:
@@ -166,7 +212,7 @@ func newFixup(t reflect.Type, building map[reflect.Type]*fixupCell) fixup {
 					*s = slices.Clone((*s)[:len(*s):len(*s)])
 				}
 			}
-		case !holdsHeap(elem):
+		case !HoldsHeap(elem):
 			// Elements without pointers: their bytes, in memory the
 			// garbage collector need not scan.
 			return func(p unsafe.Pointer) {
@@ -196,7 +242,7 @@ func newFixup(t reflect.Type, building map[reflect.Type]*fixupCell) fixup {
 		}
 	case reflect.Map:
 		elem := t.Elem()
-		fn := buildFixup(elem, building)
+		fn := build(elem, building)
 		return func(p unsafe.Pointer) {
 			m := reflect.NewAt(t, p).Elem()
 			if m.IsNil() {
@@ -224,7 +270,7 @@ func newFixup(t reflect.Type, building map[reflect.Type]*fixupCell) fixup {
 			if d.Kind() <= reflect.Complex128 || d.Kind() == reflect.String {
 				return // what encoding/json puts in an interface most: nothing to copy
 			}
-			fn := fixupFor(d.Type())
+			fn := For(d.Type())
 			if fn == nil {
 				return
 			}
@@ -240,20 +286,20 @@ func newFixup(t reflect.Type, building map[reflect.Type]*fixupCell) fixup {
 	}
 }
 
-// holdsHeap reports whether a value of type t can refer to memory of its
+// HoldsHeap reports whether a value of type t can refer to memory of its
 // own: whether it has strings, slices, maps, pointers, interfaces,
 // channels or functions.
-func holdsHeap(t reflect.Type) bool {
+func HoldsHeap(t reflect.Type) bool {
 	switch t.Kind() {
 	case reflect.Struct:
 		for i := range t.NumField() {
-			if holdsHeap(t.Field(i).Type) {
+			if HoldsHeap(t.Field(i).Type) {
 				return true
 			}
 		}
 		return false
 	case reflect.Array:
-		return t.Len() > 0 && holdsHeap(t.Elem())
+		return t.Len() > 0 && HoldsHeap(t.Elem())
 	case reflect.String, reflect.Slice, reflect.Map, reflect.Pointer, reflect.Interface,
 		reflect.Chan, reflect.Func, reflect.UnsafePointer:
 		return true
