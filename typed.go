@@ -77,6 +77,9 @@ type Typed[T any] struct {
 	typ reflect.Type
 	// copier makes the copies of cached values that callers get.
 	copier clone.Copier[T]
+
+	// The cache of decoded values (typed_cache.go):
+
 	// slotSize is the bytes a slot of the cache's tables takes, its
 	// hash included.
 	slotSize int64
