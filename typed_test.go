@@ -1,5 +1,10 @@
 package ttlstore_test
 
+// Black-box tests of Typed views: every call returns what is stored,
+// decoded; reads agree with Collection.Read; returned values are the
+// caller's; the cache follows every removal; and a view works beside the
+// Collection, concurrently, durably and against the model.
+
 import (
 	"context"
 	"encoding/json"
