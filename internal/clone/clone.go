@@ -46,7 +46,8 @@ import (
 type Func func(p unsafe.Pointer)
 
 // A Copier copies values of type T (see the package doc for what a copy
-// shares). Call Init before its first use; it must not be copied after.
+// shares). Call Init before its first use (until then Copy copies as an
+// assignment does, deep or not); it must not be copied after.
 type Copier[T any] struct {
 	// fix is T's Func: nil when an assignment of a T is a copy that
 	// shares nothing writable.
@@ -62,9 +63,9 @@ func (c *Copier[T]) Init() {
 	c.scratch.New = func() any { return new(T) }
 }
 
-// Copy returns a copy of v that shares nothing writable with it: v itself
-// when T needs no fixing (this much is inlined), otherwise a copy made by
-// deep.
+// Copy returns a copy of v that shares nothing writable with it: when T
+// needs no fixing, v as the call copied it (this much is inlined);
+// otherwise the copy deep makes.
 func (c *Copier[T]) Copy(v T) T {
 	if c.fix == nil {
 		return v
