@@ -161,7 +161,8 @@ func (t *Typed[T]) Read(id string) (T, error) { return t.read("read", id) }
 
 // read is Read; op names the caller in errors. It is Collection.Read, with
 // the cache's lookup under the same lock: it looks for id as look does
-// when it takes the lock, and ends as Collection.read does, with found.
+// when it takes the lock, and ends a miss as Collection.read does, with
+// missed.
 func (t *Typed[T]) read(op, id string) (T, error) {
 	c := t.c
 	var zero T
@@ -181,18 +182,19 @@ func (t *Typed[T]) read(op, id string) (T, error) {
 		first = &sh.slots[at]
 		firstE = first.e
 	}
-	// What look finds under the lock, and the value cached for it.
-	var exp int64
-	live := false
+	// What look finds when it takes the lock.
 	e := s.docs.get(h, id)
+	var exp int64
 	if e != nil {
 		exp = e.expiry(c.def.Load())
-		live = exp == neverExpires || !isExpired(exp, c.now())
+	}
+	if e == nil || exp != neverExpires && isExpired(exp, c.now()) {
+		s.mu.RUnlock()
+		return zero, c.missed(op, id, e, true)
 	}
 	var v T
 	hit := false
 	switch {
-	case !live:
 	case firstE == e:
 		v, hit = first.v, true
 	case firstE != nil:
@@ -201,12 +203,15 @@ func (t *Typed[T]) read(op, id string) (T, error) {
 		}
 	}
 	s.mu.RUnlock()
-	d, err := c.found(op, id, e, exp, live, true)
-	if err != nil {
-		return zero, err
+	// A hit, counted as Collection.read counts one. (Not shared through a
+	// helper: one that also ended misses would be too big to inline, a
+	// call on every Collection.Read.)
+	c.counts.hit()
+	if c.lim.cold != nil {
+		e.touch()
 	}
 	if !hit {
-		return t.load(op, h, d)
+		return t.load(op, h, Document{e: e, exp: exp})
 	}
 	return t.copier.Copy(v), nil
 }

@@ -166,7 +166,7 @@ func TestTypedReadWrite(t *testing.T) {
 // TestTypedReadAgrees checks that a typed read finds exactly what
 // Collection.Read finds, with the same errors and the same counts in Stats,
 // in every state a document can be in (Typed.Read looks for the document
-// itself, under the lock, and ends as Collection.Read does).
+// itself, under the lock, and ends a miss as Collection.Read does).
 func TestTypedReadAgrees(t *testing.T) {
 	cases := []struct {
 		name  string
