@@ -210,7 +210,7 @@ type Collection struct {
 	// does not take from every other core the line their reads need.
 	_ [64]byte
 
-	// lim is the bound and the usage (bound.go).
+	// lim is the bound and the usage (bound_budget.go).
 	lim limits
 	_   [64]byte
 
