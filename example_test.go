@@ -242,3 +242,29 @@ func ExampleCollection_ExecuteBatch() {
 	// 3 <nil> order-9
 	// true 1 true 1
 }
+
+// Patch changes fields of a document in place, as one write.
+func ExampleCollection_Patch() {
+	c, _ := ttlstore.New(ttlstore.Options{DefaultTTL: ttlstore.TTL(3600)})
+	defer c.Close()
+	c.Upsert(`{"id":"cart-1","items":2,"tags":["new"]}`)
+
+	ops, _ := ttlstore.ParsePatch([]byte(`[
+		{"op":"incr","path":"/items","value":1},
+		{"op":"add","path":"/tags/-","value":"big"},
+		{"op":"set","path":"/ttl","value":60}]`))
+	d, err := c.Patch("cart-1", ops)
+	ttl, _ := d.TTL()
+	var v struct {
+		Items int
+		Tags  []string
+	}
+	d.Decode(&v)
+	fmt.Println(err, v.Items, v.Tags, ttl)
+
+	_, err = c.Patch("cart-1", []ttlstore.PatchOp{{Kind: ttlstore.PatchRemove, Path: "/coupon"}})
+	fmt.Println(errors.Is(err, ttlstore.ErrInvalidPatch))
+	// Output:
+	// <nil> 3 [new big] 60
+	// true
+}
