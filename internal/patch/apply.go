@@ -46,11 +46,13 @@ var systemNames = [...]string{"id", "_ts", "_etag", "_rid", "_self", "_attachmen
 // around the object is dropped. With no operations, or only moves onto
 // themselves, the result is a copy of doc.
 //
-// Cost: an operation walks the document once, skipping what its path does
-// not go into (the whole object at each level of the path is scanned, to
-// find the last member of a repeated name), and copies it once with the
-// change spliced in: one allocation of the document's size per operation,
-// plus one for an incr of a float or a value written with whitespace.
+// Cost: an operation walks the document to the place its path names,
+// skipping whole every value the path does not go into, and copies it once
+// with the change spliced in: one allocation of about the document's size
+// per operation (a second when the value must be compacted, or when the
+// name occurs more than once). To find a member it searches the bytes of
+// its object for the quoted name, which usually lets the walk stop at the
+// member; see the package documentation.
 func Apply(doc []byte, ops []Op, protected ...string) ([]byte, error) {
 	for _, p := range protected {
 		if msg := checkPath(p); msg != "" {

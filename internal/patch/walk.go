@@ -235,7 +235,7 @@ type scan struct {
 // the number of times name occurs between quotes in its bytes bounds the
 // number of members of that name: none, and the name is absent without a
 // scan; one, and the scan stops at the member that has it. Counting is a
-// search of the bytes (bytes.Count, vectorized), where a scan walks every
+// search of the bytes (bytes.Index, vectorized), where a scan walks every
 // token.
 func lookupMember(b []byte, p place, name string) (s scan, f *failure) {
 	s.found = entry{key: -1, val: -1, prev: -1, next: -1}
