@@ -1,6 +1,7 @@
 package patch_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -39,27 +40,40 @@ func benchDoc() []byte {
 // engine alone (way=apply), against an Upsert of the same document into a
 // collection (way=upsert, the write a patch will cost on top of the
 // engine) and against what a caller does without patch, decoding into a
-// map, changing it and encoding again (way=decode-encode). Compare them
-// with ../shared/tools/interleave peers -pkg ./internal/patch
+// map, changing it and encoding again (way=decode-encode). The cases: a
+// string member near the front (set), a number (incr), a number one level
+// down (nested-incr), a member the document does not have (set-absent),
+// and set again on a document holding a backslash, which makes every
+// lookup walk its whole object (set-escaped). Compare the ways with
+// ../shared/tools/interleave peers -pkg ./internal/patch
 // -bench BenchmarkApply1KB -a way=apply -b way=upsert.
 func BenchmarkApply1KB(b *testing.B) {
 	doc := benchDoc()
 	if len(doc) != 1024 || !json.Valid(doc) {
 		b.Fatalf("benchDoc: %d bytes, valid %v", len(doc), json.Valid(doc))
 	}
+	// The same document with one escape in its last string: no shortcut
+	// (see lookupMember), every lookup walks its whole object.
+	escaped := bytes.Replace(doc, []byte(`xx"}`), []byte(`\n"}`), 1)
 	cases := []struct {
 		name string
+		doc  []byte
 		ops  []patch.Op
 		edit func(map[string]any)
 	}{
-		{"set", []patch.Op{{Kind: patch.Set, Path: "/status", Value: json.RawMessage(`"away"`)}},
+		{"set", doc, []patch.Op{{Kind: patch.Set, Path: "/status", Value: json.RawMessage(`"away"`)}},
 			func(m map[string]any) { m["status"] = "away" }},
-		{"incr", []patch.Op{{Kind: patch.Incr, Path: "/visits", Value: json.RawMessage(`1`)}},
+		{"incr", doc, []patch.Op{{Kind: patch.Incr, Path: "/visits", Value: json.RawMessage(`1`)}},
 			func(m map[string]any) { m["visits"] = m["visits"].(float64) + 1 }},
-		{"nested-incr", []patch.Op{{Kind: patch.Incr, Path: "/counters/views", Value: json.RawMessage(`1`)}},
+		{"nested-incr", doc, []patch.Op{{Kind: patch.Incr, Path: "/counters/views", Value: json.RawMessage(`1`)}},
 			func(m map[string]any) { c := m["counters"].(map[string]any); c["views"] = c["views"].(float64) + 1 }},
+		{"set-absent", doc, []patch.Op{{Kind: patch.Set, Path: "/away", Value: json.RawMessage(`true`)}},
+			func(m map[string]any) { m["away"] = true }},
+		{"set-escaped", escaped, []patch.Op{{Kind: patch.Set, Path: "/status", Value: json.RawMessage(`"away"`)}},
+			func(m map[string]any) { m["status"] = "away" }},
 	}
 	for _, tc := range cases {
+		doc := tc.doc
 		b.Run(tc.name+"/way=apply", func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(doc)))
