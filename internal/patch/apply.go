@@ -159,10 +159,7 @@ func walk(b []byte, path string) (place, string, *failure) {
 		if f != nil {
 			return p, "", f
 		}
-		q, ok, f := placeOf(b, e.val)
-		if f != nil {
-			return p, "", f
-		}
+		q, ok := placeOf(b, e)
 		if !ok {
 			return p, "", fail(ErrPathNotFound, quoteCut(at)+" is "+describe(b[e.val:e.end])+", not an object or array")
 		}

@@ -118,8 +118,29 @@ value:
 	}
 	switch c = b[i]; c {
 	case '"':
-		if i = stringEnd(b, i+1); i < 0 {
-			return -1
+		// The string, as stringEnd skips it, inline: most values here are
+		// short strings, and the call would cost as much as the search.
+		for i++; ; {
+			if n-i >= 8 {
+				x := binary.LittleEndian.Uint64(b[i:])
+				if m := zeroBytes(x^'"'*lsb) | zeroBytes(x^'\\'*lsb); m != 0 {
+					i += bits.TrailingZeros64(m) >> 3
+				} else {
+					i += 8
+					continue
+				}
+			} else {
+				for i < n && b[i] != '"' && b[i] != '\\' {
+					i++
+				}
+				if i >= n {
+					return -1
+				}
+			}
+			if b[i] == '"' {
+				break
+			}
+			i += 2
 		}
 		i++
 	case '{', '[':
@@ -133,7 +154,8 @@ value:
 		}
 		goto value
 	default:
-		i = scalarEnd(b, i)
+		for i++; i < n && !ends[b[i]]; i++ {
+		}
 	}
 after:
 	if uint(i) >= uint(n) {
@@ -141,7 +163,7 @@ after:
 	}
 	switch c = b[i]; c {
 	case ',', ':':
-		if i++; uint(i) < uint(n) && isWS(b[i]) {
+		if i++; uint(i) < uint(n) && b[i] <= ' ' {
 			i = skipWS(b, i)
 		}
 		goto value
@@ -179,17 +201,14 @@ func rootOf(doc []byte) (place, *failure) {
 	return place{open: i, close: j, object: true}, nil
 }
 
-// placeOf returns the object or array whose value starts at b[i], or false
-// when the value there is something else.
-func placeOf(b []byte, i int) (place, bool, *failure) {
-	if c := b[i]; c != '{' && c != '[' {
-		return place{}, false, nil
+// placeOf returns the object or array that is the value of e, or false
+// when that value is something else. The lookup that found e has already
+// skipped the value, so its end is known.
+func placeOf(b []byte, e entry) (place, bool) {
+	if c := b[e.val]; c != '{' && c != '[' {
+		return place{}, false
 	}
-	end := skipValue(b, i)
-	if end < 0 {
-		return place{}, false, brokenAt(i)
-	}
-	return place{open: i, close: end - 1, object: b[i] == '{'}, true, nil
+	return place{open: e.val, close: e.end - 1, object: b[e.val] == '{'}, true
 }
 
 // brokenAt is the failure for document bytes that are not JSON where Apply
