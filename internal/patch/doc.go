@@ -76,16 +76,27 @@
 //
 // # Output and cost
 //
-// The output is compact JSON that keeps the document's member order: a
-// replaced member stays in place, a created member goes at the end of its
-// object. Values no operation changed, numbers included, are copied byte
-// for byte, minus whitespace.
+// The output keeps the document's bytes wherever no operation writes:
+// member order (a replaced member stays in place, a created member goes at
+// the end of its object), numbers as written, whitespace. What the
+// operations write (values, new names, incr's results) is compact, so a
+// compact document stays compact.
 //
-// The document is held as a tree expanded only along the paths the
-// operations walk (tree.go): the top level is split into members while the
-// whole document is validated, once, and everything below stays raw bytes
-// unless a path goes through it. A patch of one field of a 1 KB document
-// thus costs about one validating scan and one copy of it.
+// Apply never decodes the document. Each operation walks its bytes to the
+// place its path names, checking the structure of the objects and arrays
+// it walks through and skipping every other value whole (walk.go), then
+// copies the document once with the change spliced in. The document must be
+// valid JSON, as every document a collection stores is: Apply does not
+// validate what it only copies (see Apply).
+//
+// Because a path names the last member of a name, finding a member would
+// mean scanning its whole object; a search of the object's bytes for the
+// quoted name (and for any backslash, which an escaped key would need)
+// usually proves that no later member has the name, so the walk stops at
+// the member, and an absent name is known absent without a walk at all.
+// A patch of one field of a 1 KB document thus costs a search of the
+// document's bytes, a walk up to the field, and one copy: BenchmarkApply1KB
+// measures it against an Upsert of the same document.
 //
 // # Concurrency
 //

@@ -20,9 +20,11 @@ var (
 	// form.
 	ErrInvalidPatch = errors.New("invalid patch operation")
 
-	// ErrInvalidDocument is returned by Apply when the document is not one
-	// JSON object of valid UTF-8 and strict RFC 8259 grammar. Its Error has
-	// Index -1.
+	// ErrInvalidDocument is returned by Apply when the document is not a
+	// JSON object (Index -1), or when an operation walks through bytes of
+	// it that are not JSON (the Index of that operation). Apply does not
+	// validate the parts of the document it does not walk through; see
+	// Apply.
 	ErrInvalidDocument = errors.New("invalid document")
 
 	// ErrProtectedPath is returned when an operation's path, or a move's

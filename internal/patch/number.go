@@ -41,21 +41,37 @@ func increment(dst, cur, by []byte) ([]byte, *failure) {
 // as an integer and fits, and as a float64 otherwise (possibly infinite,
 // for a literal such as 1e999).
 func parseNumber(v []byte) (i int64, isInt bool, f float64) {
-	s := string(v)
-	integer := true
-	for _, c := range v {
-		if c == '.' || c == 'e' || c == 'E' {
-			integer = false
-			break
-		}
+	if n, ok := parseInt64(v); ok {
+		return n, true, 0
 	}
-	if integer {
-		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return n, true, 0
-		}
-	}
-	f, _ = strconv.ParseFloat(s, 64) // the grammar is valid; out of range gives ±Inf
+	f, _ = strconv.ParseFloat(string(v), 64) // the grammar is valid; out of range gives ±Inf
 	return 0, false, f
+}
+
+// parseInt64 reads v as an optional '-' and decimal digits that fit in an
+// int64, and reports false for anything else.
+func parseInt64(v []byte) (int64, bool) {
+	neg := len(v) > 0 && v[0] == '-'
+	if neg {
+		v = v[1:]
+	}
+	if len(v) == 0 || len(v) > 19 {
+		return 0, false
+	}
+	var u uint64
+	for _, c := range v {
+		if !isDigit(c) {
+			return 0, false
+		}
+		u = u*10 + uint64(c-'0') // 19 digits cannot overflow a uint64
+	}
+	switch {
+	case neg && u <= 1<<63:
+		return int64(-u), true
+	case !neg && u < 1<<63:
+		return int64(u), true
+	}
+	return 0, false
 }
 
 // appendFloat appends the finite f as encoding/json writes a float64.

@@ -21,12 +21,16 @@ func checkPath(path string) string {
 	if path[0] != '/' {
 		return "path does not begin with '/'"
 	}
+	ascii := true
 	for i := 0; i < len(path); i++ {
-		if path[i] == '~' && (i+1 == len(path) || path[i+1] != '0' && path[i+1] != '1') {
+		switch c := path[i]; {
+		case c == '~' && (i+1 == len(path) || path[i+1] != '0' && path[i+1] != '1'):
 			return "'~' not followed by '0' or '1' at byte " + strconv.Itoa(i)
+		case c >= utf8.RuneSelf:
+			ascii = false
 		}
 	}
-	if !utf8.ValidString(path) {
+	if !ascii && !utf8.ValidString(path) {
 		return "path is not valid UTF-8"
 	}
 	return ""

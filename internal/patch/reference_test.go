@@ -443,5 +443,6 @@ func refSum(a, b json.Number) (json.Number, error) {
 	if math.IsInf(f, 0) || math.IsNaN(f) {
 		return "", patch.ErrOverflow
 	}
-	return json.Number(strconv.FormatFloat(f, 'g', -1, 64)), nil
+	text, _ := json.Marshal(f) // the documented form: as encoding/json writes a float64
+	return json.Number(text), nil
 }

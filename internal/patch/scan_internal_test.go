@@ -91,3 +91,99 @@ func TestStopBytes(t *testing.T) {
 		}
 	}
 }
+
+// The skipping functions Apply walks documents with must find the end of
+// every valid value exactly, and on any bytes at all must stay in bounds
+// and move forward.
+func checkSkip(t *testing.T, b []byte) {
+	t.Helper()
+	for i := range b {
+		end := skipValue(b, i)
+		if end != -1 && (end <= i || end > len(b)) {
+			t.Fatalf("skipValue(%q, %d) = %d", b, i, end)
+		}
+	}
+	v, _, err := scanWhole(b)
+	if err != nil {
+		return
+	}
+	if end := skipValue(v, 0); end != len(v) {
+		t.Fatalf("skipValue(%q, 0) = %d, want %d", v, end, len(v))
+	}
+	if v[0] == '{' {
+		p, f := rootOf(v)
+		if f != nil {
+			t.Fatalf("rootOf(%q): %v", v, f.detail)
+		}
+		// Every member found by name is the last of that name, with or
+		// without the shortcut that counts quoted names; a name no member
+		// has is absent.
+		members := listMembers(v)
+		last := map[string]int{}
+		for _, m := range members {
+			last[m.name] = m.key
+		}
+		for name, want := range last {
+			s, f := lookupMember(v, p, name)
+			if f != nil || s.dups == 0 || s.found.key != want {
+				t.Fatalf("lookupMember(%q, %q) = %+v, %v; want the member at %d", v, name, s, f, want)
+			}
+		}
+		for _, name := range []string{"zz", "a\"", ""} {
+			if _, ok := last[name]; ok {
+				continue
+			}
+			if s, f := lookupMember(v, p, name); f != nil || s.dups != 0 || s.after != len(v)-1-trailingWS(v[:len(v)-1]) {
+				t.Fatalf("lookupMember(%q, %q) = %+v, %v; want it absent", v, name, s, f)
+			}
+		}
+	}
+}
+
+// trailingWS counts the whitespace bytes at the end of b.
+func trailingWS(b []byte) int {
+	n := 0
+	for n < len(b) && isWS(b[len(b)-1-n]) {
+		n++
+	}
+	return n
+}
+
+type testMember struct {
+	key  int // offset of the key's opening quote
+	name string
+}
+
+// listMembers lists the members of the valid object v with the validating
+// scanner, which shares nothing with lookupMember.
+func listMembers(v []byte) []testMember {
+	var out []testMember
+	i := skipWS(v, 1)
+	for i < len(v) && v[i] == '"' {
+		end, esc, _ := scanString(v, i)
+		name, _ := stringValue(v[i:end], esc)
+		out = append(out, testMember{i, name})
+		j := skipWS(v, skipWS(v, end)+1)
+		end, _, _ = scanValue(v, j)
+		if i = skipWS(v, end); v[i] == ',' {
+			i = skipWS(v, i+1)
+		}
+	}
+	return out
+}
+
+func TestSkip(t *testing.T) {
+	for _, s := range scanCorpus {
+		checkSkip(t, []byte(s))
+	}
+	for _, s := range []string{`{"a":1,"a":2}`, `{"a":1,"\u0061":2}`, `{"a":"\"a\"","a":3}`, `{"x":"\"a\"","a":3}`, `{"a":{"a":1},"b":2}`, `{"":1,"":2}`} {
+		checkSkip(t, []byte(s))
+	}
+}
+
+func FuzzSkip(f *testing.F) {
+	for _, s := range scanCorpus {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) { checkSkip(t, b) })
+}
