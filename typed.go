@@ -184,11 +184,12 @@ func (t *Typed[T]) read(op, id string) (T, error) {
 	}
 	// What look finds when it takes the lock.
 	e := s.docs.get(h, id)
-	var exp int64
-	if e != nil {
-		exp = e.expiry(c.def.Load())
+	if e == nil {
+		s.mu.RUnlock()
+		return zero, c.missed(op, id, nil, true)
 	}
-	if e == nil || exp != neverExpires && isExpired(exp, c.now()) {
+	exp := e.expiry(c.def.Load())
+	if exp != neverExpires && isExpired(exp, c.now()) {
 		s.mu.RUnlock()
 		return zero, c.missed(op, id, e, true)
 	}
@@ -212,6 +213,9 @@ func (t *Typed[T]) read(op, id string) (T, error) {
 	}
 	if !hit {
 		return t.load(op, h, Document{e: e, exp: exp})
+	}
+	if !t.copier.Deep() {
+		return v, nil
 	}
 	return t.copier.Copy(v), nil
 }
@@ -358,6 +362,9 @@ func (t *Typed[T]) value(op string, d Document) (T, error) {
 	if !ok {
 		return t.load(op, h, d)
 	}
+	if !t.copier.Deep() {
+		return v, nil
+	}
 	return t.copier.Copy(v), nil
 }
 
@@ -370,6 +377,9 @@ func (t *Typed[T]) load(op string, h uint64, d Document) (T, error) {
 	}
 	t.store(h, d.e, v)
 	// The cache may have v now: the caller gets a copy.
+	if !t.copier.Deep() {
+		return v, nil
+	}
 	return t.copier.Copy(v), nil
 }
 

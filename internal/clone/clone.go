@@ -10,7 +10,7 @@
 // locations, which the time package never changes. A type whose copies
 // share nothing writable already (numbers, strings, time.Time, arrays and
 // structs of those) needs no fixing: [For] returns nil for it, and
-// [Copier.Copy] is then the assignment and nothing else.
+// [Copier.Deep] reports false.
 //
 // Values are copied as trees: a value that refers to the same memory twice
 // gets two copies of it (encoding/json never decodes such a value), and one
@@ -63,20 +63,21 @@ func (c *Copier[T]) Init() {
 	c.scratch.New = func() any { return new(T) }
 }
 
-// Copy returns a copy of v that shares nothing writable with it: when T
-// needs no fixing, v as the call copied it (this much is inlined);
-// otherwise the copy deep makes.
+// Deep reports whether a T needs more than an assignment to be copied.
+// When it is false, a copy of a T by assignment shares nothing writable
+// with the original, and Copy returns v as it got it.
+func (c *Copier[T]) Deep() bool { return c.fix != nil }
+
+// Copy returns a copy of v that shares nothing writable with it. It is not
+// inlined: a caller on a hot path checks Deep first and, for a T that needs
+// no fixing, skips the call and the copies of v that passing it makes.
+//
+// The Func works on a T of scratch, from a pool: on v's own address it
+// would move v to the heap, an allocation per call.
 func (c *Copier[T]) Copy(v T) T {
 	if c.fix == nil {
 		return v
 	}
-	return c.deep(v)
-}
-
-// deep is Copy for a T that needs fixing. The Func works on a T of scratch,
-// from a pool: on v's own address it would move v to the heap, an
-// allocation per call.
-func (c *Copier[T]) deep(v T) T {
 	p := c.scratch.Get().(*T)
 	*p = v
 	c.fix(unsafe.Pointer(p))

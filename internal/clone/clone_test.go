@@ -199,6 +199,15 @@ func TestHoldsHeap(t *testing.T) {
 // it, the value is left as it was, the scratch value keeps nothing of it,
 // and the only allocations are the copies of what it refers to.
 func TestCopier(t *testing.T) {
+	t.Run("deep or not", func(t *testing.T) {
+		var flat Copier[flatDoc]
+		flat.Init()
+		require.False(t, flat.Deep(), "a flatDoc is copied by assignment")
+		var deep Copier[deepDoc]
+		deep.Init()
+		require.True(t, deep.Deep())
+	})
+
 	t.Run("deep", func(t *testing.T) {
 		const doc = `{"id":"d","tags":["x"],"attrs":{"a":[1]},"best":{"id":"b"},"extra":{"k":[1]},"tree":{"name":"r","kids":[{"name":"k"}]}}`
 		var c Copier[deepDoc]
