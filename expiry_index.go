@@ -14,61 +14,125 @@ import (
 // ones, and the sweeper, which looks only at the ordered part, never sees an
 // entry that cannot expire (R10).
 //
-// The ordered part is a B+-tree of entry pointers whose leaves are not
-// sorted inside. Entries have unique keys (expiry second, then _etag, then
-// address: see key), and each leaf holds up to leafCap entries whose keys
-// lie from its low key to the next leaf's low key, in no order. A
-// google/btree files the leaves by low key, the key beside the pointer so
-// that a search loads no leaf. A leaf's low key is fixed once filed (it only
-// goes down, for the first leaf, by refiling it), so that removals, which
-// raise a leaf's least key, never touch the google/btree; the leaf keeps its
-// earliest expiry second apart (soon), exact, with how many of its entries
-// expire then, so that a removal looks at the leaf's other entries only when
-// it takes the last of those. A leaf holds no expiry of its own entries: an
-// entry's expiry is its _ts plus the offset the index keeps in the entry's
-// pos (for an entry in never, pos is its place there, so removing one is a
-// swap with the last).
+// The index is three files: this one keeps the tree (placing and removing
+// entries, finding a key's leaf), expiry_index_leaf.go the leaves and the
+// key, expiry_index_scan.go what is read in order of expiry (the earliest
+// second, pops, counts, listings), and expiry_index_check.go checks the
+// structure for tests.
 //
-// Memory is why it is a tree of entries rather than of seconds: an entry
-// costs its pointer in a leaf, 8 bytes, plus its share of the leaf's unused
-// room, of the leaf's header (96 bytes) and of its 32 bytes in the
-// google/btree, however the expiries spread (a tree of one bucket per second
-// cost 50 bytes more per entry when every entry had a second of its own). A
-// full leaf that takes an entry after all of its own (entries written in
-// order of expiry do: one TTL, or each second's in turn) stays full and a
-// new leaf takes the entry, so such entries cost about 9.5 bytes; a full
-// leaf that takes one in its midst splits in two where the entry goes, but
-// no nearer either end than a quarter (about 13 bytes an entry for entries
-// written in random order of expiry). A leaf emptied below a quarter by
-// removals merges with a neighbour that has room for it, or moves to a
-// smaller array. Leaves' arrays grow by doubling up to leafCap.
+// # What it promises
 //
-// Leaves are unsorted so that a write loads no entry but its own: finding
-// its leaf compares keys in the google/btree, and it appends. What needs an
-// order within a leaf loads the leaf's entries (up to leafCap, independent
-// loads that the processor overlaps): a split partitions the leaf's keys at
-// the new one (sorts them if that is nearer an end than a quarter); a
-// removal of the last entry of a leaf's earliest second finds the next
-// earliest; and the leaf where expired and live entries meet, if they do
-// meet in a leaf, which popping, counting the expired and listing the live
-// entries filter (listing 100k documents of which half have expired unswept
-// costs about 1.3x what one bucket per second cost, for that filter in each
-// of the 128 shards). That time is the price of the memory: writes that fill
-// many leaves in turn (60 expiry seconds in turn, say) split a leaf every 32
-// to 128 writes, at a few microseconds each.
+//   - Exactness: min is the earliest expiry second of its entries;
+//     popExpired(now, max) removes min(max, expired) entries, all expired
+//     at now, and nothing else; countExpired, appendLive and soonest agree
+//     with a map of entries to expiries (TestExpiryIndexAgainstModel). This
+//     is what makes a sweep remove each document at its second (R1–R21).
+//   - A bounded hold: a pop looks at the entries it takes and at most one
+//     leaf's more, so a sweep holds its shard's lock for SweepBatch entries
+//     and leafCap more loads.
+//   - Memory: an entry costs the ordered part 8 bytes and its share of its
+//     leaf's unused room and header and of the google/btree: about 10 bytes
+//     when entries come in order of expiry, up to about 13 in random order,
+//     however many share a second (TestExpiryIndexBytesPerEntry); a shard
+//     of hintLeaves leaves or more adds 1 KiB of hints.
+//   - Inserts: an insert loads no entry but its own, except when it splits
+//     a leaf (at most once every leafCap/4 inserts into it); it finds its
+//     leaf without a search when the last insert at its expiry second left
+//     the leaf there and it still holds the key's range, or when the key
+//     goes in the last leaf (TestExpiryIndexHints).
 //
 // It is guarded by its shard's mutex; every method must be called with that
 // mutex held (read methods with at least the read lock).
 //
-// Costs, n the entries and L (n/leafCap to 4n/leafCap) the leaves: insert
-// O(log L), and O(leafCap) for a split (O(leafCap log leafCap) near an end),
-// which comes at most once every leafCap/4 inserts into a leaf; remove O(log
-// L + leafCap) (it finds the entry by address in its leaf's array); the
-// earliest expiry O(log L); popping k expired entries O(k + leafCap + log
-// L); counting the expired entries O(log L + expired leaves + leafCap);
-// listing the live entries O(live + log L + leafCap).
+// # How
+//
+// The ordered part is a B+-tree of entry pointers whose leaves are not
+// sorted inside. Entries have unique keys (expiry second, then _etag, then
+// address), and each leaf holds up to leafCap entries whose keys lie in its
+// range, from its low key to the next leaf's, in no order. A google/btree
+// files the leaves by low key, the key beside the pointer so that a search
+// loads no leaf. A leaf's low key is fixed once filed (it only goes down,
+// for the first leaf, by refiling it), so that removals, which raise a
+// leaf's least key, never touch the google/btree; the leaf keeps its
+// earliest expiry second apart (soon), exact, with how many of its entries
+// expire then, so that a removal looks at the leaf's other entries only
+// when it takes the last of those. A leaf holds no expiry of its own
+// entries: an entry's expiry is its _ts plus the offset the index keeps in
+// the entry's pos (for an entry in never, pos is its place there, so
+// removing one is a swap with the last).
+//
+// Memory is why it is a tree of entries rather than of seconds: a tree of
+// one bucket per second cost 50 bytes more per entry when every entry had
+// a second of its own. A full leaf that takes an entry after all of its
+// own (entries written in order of expiry do: one TTL, or each second's in
+// turn) stays full and a new leaf takes the entry; a full leaf that takes
+// one in its midst splits in two where the entry goes, but no nearer
+// either end than a quarter. A leaf emptied below a quarter by removals
+// merges with a neighbour that has room for it, or moves to a smaller
+// array. Leaves' arrays grow by doubling up to leafCap.
+//
+// Each leaf knows its whole range, low and high, so that a write can tell
+// from the leaf alone that its key belongs there. That is what the hints
+// are for: once a shard has hintLeaves leaves, the index remembers, for
+// each expiry second modulo hintSlots, the leaf where the last insert at
+// that second went. Writes whose expiries spread over a few dozen seconds
+// (a few TTLs, or one TTL and a jitter) go each to the leaf that holds its
+// second's newest entries, a different one each time: without the hints
+// each searched the google/btree, a quarter of the index's time in
+// BenchmarkExpirySpread's 60-second row at 1M documents. A hint costs a
+// comparison when it misses, and it is never wrong: the leaf it names is
+// used only if the key lies in that leaf's range and the leaf is still
+// filed (unfiling empties a leaf).
+//
+// What needs an order within a leaf loads the leaf's entries (up to
+// leafCap, independent loads that the processor overlaps): a split
+// partitions the leaf's keys at the new one (sorts them if that is nearer
+// an end than a quarter); a removal of the last entry of a leaf's earliest second
+// finds the next earliest; and the leaf where expired and live entries
+// meet, if they do meet in a leaf, which popping, counting the expired and
+// listing the live entries filter (listing 100k documents of which half
+// have expired unswept costs about 1.3x what one bucket per second cost,
+// for that filter in each of the 128 shards).
+//
+// # Spread expiries
+//
+// Inserts whose expiries spread over many seconds at once cost more than
+// inserts that share one, and this index does not hide it. With one
+// second (or seconds in order, each after the last) every insert of a
+// shard goes to its last leaf, which stays in cache. With 60 seconds in
+// turn each insert goes to its second's leaf, one of 60 a shard, which the
+// writes in between have pushed out of cache: a cache miss for the hint,
+// about two for the leaf and its array, and a split's loads of a leaf's
+// entries every 32 to 128 inserts into it. The garbage collector pays too:
+// a leaf of one second points to entries written 60 apart, in as many
+// spans, where a shared second's leaf points to entries written in turn.
+// docs/performance.md has the measurements.
+//
+// # Costs
+//
+// n the entries and L (n/leafCap to 4n/leafCap) the leaves: insert O(1)
+// when a hint or the last leaf takes it, else O(log L), and O(leafCap) for
+// a split, which comes at most once every leafCap/4 inserts into a leaf;
+// remove O(leafCap) when a hint or the last leaf finds its leaf, else
+// O(log L + leafCap) (it finds the entry by address in its leaf's array);
+// the earliest expiry O(log L); popping k expired entries O(k + leafCap +
+// log L); counting the expired entries O(log L + expired leaves +
+// leafCap); listing the live entries O(live + log L + leafCap).
+//
+// # Why not in internal/
+//
+// The index reads the entry's header (ts, etag, pos) and address for every
+// key it makes, inlined. In a package of its own it would take the entry
+// as a type parameter, whose methods Go calls through a dictionary (every
+// pointer type shares one shape), not inlined, for every key of every
+// split, removal and filter; or the entry's header would have to become an
+// exported type of that package, embedded in entry, which changes
+// document.go and its callers. It keeps a narrow surface instead: the
+// methods in these files, and never.items, which SetDefaultTTL and the
+// invariants read.
 type expiryIndex struct {
 	tree  *btree.BTreeG[leafRef] // the leaves, by low key
+	hints *hintTable             // nil until the tree has held hintLeaves leaves
 	never neverSet               // the entries that cannot expire
 }
 
@@ -85,6 +149,24 @@ type neverSet struct {
 	items []*entry
 }
 
+// hintSlots is how many expiry seconds the hints remember, by the second
+// modulo hintSlots: enough for a minute's worth of seconds in turn.
+const hintSlots = 64
+
+// hintLeaves is how many leaves a shard's tree must have before it keeps
+// hints. Fewer leaves are searched in one node of the google/btree; and 16
+// leaves hold at least 512 entries (a collection of some 65k documents),
+// usually 1,000 to 2,000, so that the hints' 1 KiB costs about a byte an
+// entry or less.
+const hintLeaves = 16
+
+// hintTable is, for each slot, the expiry second of the last insert whose
+// second fell in the slot and the leaf it went to.
+type hintTable [hintSlots]struct {
+	exp int64
+	l   *leaf
+}
+
 // indexDegree is the google/btree's degree: it holds leaves, which are few.
 const indexDegree = 16
 
@@ -98,9 +180,23 @@ func newExpiryIndex() expiryIndex {
 	return expiryIndex{tree: tree}
 }
 
-// leafFor returns the leaf where k belongs: the last whose low key is not
-// after k; nil when k comes before them all.
-func (x *expiryIndex) leafFor(k key) *leaf {
+// locate returns the leaf whose range holds k; nil when k comes before
+// every leaf's, or there are none. It tries the hint for k's second, then
+// the last leaf (entries written in order of expiry go there), and then
+// searches.
+func (x *expiryIndex) locate(k key) *leaf {
+	if x.hints != nil {
+		if h := &x.hints[uint64(k.exp)%hintSlots]; h.exp == k.exp && h.l != nil && h.l.holds(k) {
+			return h.l
+		}
+	}
+	r, ok := x.tree.Max()
+	switch {
+	case !ok:
+		return nil
+	case !k.less(r.low):
+		return r.l
+	}
 	var l *leaf
 	x.tree.DescendLessOrEqual(leafRef{low: k}, func(r leafRef) bool {
 		l = r.l
@@ -109,11 +205,30 @@ func (x *expiryIndex) leafFor(k key) *leaf {
 	return l
 }
 
-// file adds l to the tree, under l.low.
-func (x *expiryIndex) file(l *leaf) { x.tree.ReplaceOrInsert(leafRef{low: l.low, l: l}) }
+// hint remembers that the last insert at second exp went to l.
+func (x *expiryIndex) hint(exp int64, l *leaf) {
+	if x.hints != nil {
+		h := &x.hints[uint64(exp)%hintSlots]
+		h.exp, h.l = exp, l
+	}
+}
 
-// unfile removes l from the tree.
-func (x *expiryIndex) unfile(l *leaf) {
+// file adds l to the tree, under l.low; the caller has set the high of the
+// leaf before it, if any, to l.low.
+func (x *expiryIndex) file(l *leaf) {
+	x.tree.ReplaceOrInsert(leafRef{low: l.low, l: l})
+	if x.hints == nil && x.tree.Len() >= hintLeaves {
+		x.hints = new(hintTable)
+	}
+}
+
+// unfile removes l from the tree, and empties it so that no hint takes it
+// for a filed leaf. prev is the leaf before it, whose range takes over l's;
+// nil if l is the first.
+func (x *expiryIndex) unfile(l, prev *leaf) {
+	if prev != nil {
+		prev.high = l.high
+	}
 	x.tree.Delete(leafRef{low: l.low})
 	l.items = nil
 }
@@ -122,6 +237,28 @@ func (x *expiryIndex) unfile(l *leaf) {
 func (x *expiryIndex) minLeaf() *leaf {
 	r, _ := x.tree.Min()
 	return r.l
+}
+
+// next returns the leaf after l, nil if l is the last.
+func (x *expiryIndex) next(l *leaf) *leaf {
+	if l.high == maxKey {
+		return nil
+	}
+	r, _ := x.tree.Get(leafRef{low: l.high})
+	return r.l
+}
+
+// prev returns the leaf before l, nil if l is the first.
+func (x *expiryIndex) prev(l *leaf) *leaf {
+	var prev *leaf
+	x.tree.DescendLessOrEqual(leafRef{low: l.low}, func(r leafRef) bool {
+		if r.l == l {
+			return true
+		}
+		prev = r.l
+		return false
+	})
+	return prev
 }
 
 // insert adds e, which expires at exp.
@@ -138,49 +275,49 @@ func (x *expiryIndex) insert(e *entry, exp int64) {
 	}
 	e.pos = int32(off)
 	k := keyOf(e)
-	r, ok := x.tree.Max()
-	l := r.l
+	l := x.locate(k)
 	switch {
-	case !ok:
-		x.addLeaf(k, e)
-		return
-	case k.less(r.low):
-		// Not in the last leaf (entries written in order of expiry
-		// are): look it up.
-		if l = x.leafFor(k); l == nil {
-			// Before every leaf: e starts a leaf of its own if the
-			// first is full (entries written in reverse order of
-			// expiry), else the first is filed under k now.
-			if l = x.minLeaf(); len(l.items) == leafCap {
-				x.addLeaf(k, e)
-				return
-			}
-			x.tree.Delete(leafRef{low: l.low})
-			l.low = k
-			x.file(l)
-		}
-	}
-	switch {
+	case l == nil:
+		l = x.insertFirst(k, e)
 	case len(l.items) < leafCap:
-		l.items = appendItems(l.items, e)
-		l.soon.add(k.exp)
-		if l.last.less(k) {
-			l.last = k
-		}
+		l.add(k, e)
 	case l.last.less(k):
 		// Full, and e comes after all of its entries: e starts a
-		// leaf of its own.
-		x.addLeaf(k, e)
+		// leaf of its own, which takes the rest of l's range.
+		n := newLeaf(k, l.high, e)
+		l.high = k
+		x.file(n)
+		l = n
 	default:
-		x.split(l, k, e)
+		r := l.split(k, e)
+		x.file(r)
+		if r.holds(k) {
+			l = r
+		}
 	}
+	x.hint(k.exp, l)
 }
 
-// addLeaf files a new leaf holding e, whose key is k.
-func (x *expiryIndex) addLeaf(k key, e *entry) {
-	l := &leaf{low: k, last: k, items: make([]*entry, 1, 8), soon: soonest{exp: k.exp, n: 1}}
-	l.items[0] = e
-	x.file(l)
+// insertFirst adds e, whose key k comes before every leaf's range, and
+// returns the leaf it went to: a leaf of its own if the first is full
+// (entries written in reverse order of expiry) or there is none, else the
+// first, refiled under k.
+func (x *expiryIndex) insertFirst(k key, e *entry) *leaf {
+	first := x.minLeaf()
+	if first == nil || len(first.items) == leafCap {
+		high := maxKey
+		if first != nil {
+			high = first.low
+		}
+		l := newLeaf(k, high, e)
+		x.file(l)
+		return l
+	}
+	x.tree.Delete(leafRef{low: first.low})
+	first.low = k
+	x.file(first)
+	first.add(k, e)
+	return first
 }
 
 // remove deletes e, which must have been inserted with expiry exp.
@@ -196,26 +333,19 @@ func (x *expiryIndex) remove(e *entry, exp int64) {
 		return
 	}
 	k := keyOf(e)
-	l := x.leafFor(k)
-	// Look for e by address: the leaf's pointers are in one array.
-	i := slices.Index(l.items, e)
+	l := x.locate(k)
+	i := -1
+	if l != nil {
+		// Look for e by address: the leaf's pointers are in one array.
+		i = slices.Index(l.items, e)
+	}
 	if i < 0 {
 		panic("ttlstore: expiry index: removing an entry it does not hold")
 	}
-	last := len(l.items) - 1
-	l.items[i] = l.items[last]
-	l.items[last] = nil
-	l.items = l.items[:last]
 	switch {
-	case last == 0:
-		x.unfile(l)
-		return
-	case k.exp == l.soon.exp:
-		if l.soon.n--; l.soon.n == 0 {
-			l.recount() // the last to expire at its earliest second
-		}
-	}
-	if len(l.items) < leafCap/4 {
+	case l.remove(i, k):
+		x.unfile(l, x.prev(l))
+	case len(l.items) < leafCap/4:
 		x.merge(l)
 	}
 }
@@ -226,33 +356,18 @@ func (x *expiryIndex) absorb(into, from *leaf) {
 	into.items = appendItems(into.items, from.items...)
 	into.soon.merge(from.soon)
 	into.last = from.last
-	x.unfile(from)
+	x.unfile(from, into)
 }
 
 // merge moves the entries of l, a leaf emptied below a quarter, into a
 // neighbour that has room for them, or the next leaf's into l; failing
 // that, it moves them to a smaller array if theirs is mostly empty.
 func (x *expiryIndex) merge(l *leaf) {
-	var prev, next *leaf
-	x.tree.AscendGreaterOrEqual(leafRef{low: l.low}, func(r leafRef) bool {
-		if r.l == l {
-			return true
-		}
-		next = r.l
-		return false
-	})
-	if next != nil && len(l.items)+len(next.items) <= leafCap {
+	if next := x.next(l); next != nil && len(l.items)+len(next.items) <= leafCap {
 		x.absorb(l, next)
 		return
 	}
-	x.tree.DescendLessOrEqual(leafRef{low: l.low}, func(r leafRef) bool {
-		if r.l == l {
-			return true
-		}
-		prev = r.l
-		return false
-	})
-	if prev != nil && len(prev.items)+len(l.items) <= leafCap {
+	if prev := x.prev(l); prev != nil && len(prev.items)+len(l.items) <= leafCap {
 		x.absorb(prev, l)
 		return
 	}

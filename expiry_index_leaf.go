@@ -1,24 +1,89 @@
 package ttlstore
 
 import (
+	"math"
 	"slices"
 	"unsafe"
 )
 
 // This file holds the leaves of the expiry index (expiry_index.go) and the
-// key that orders their entries.
+// key that orders their entries. A leaf knows nothing of the tree that files
+// it: it holds entries, counts their earliest expiry, and splits in two, and
+// the tree files what a split returns.
+//
+// What a filed leaf promises (expiryIndex.check verifies each, and
+// expiry_index_internal_test.go breaks each on purpose to see check catch
+// it):
+//
+//   - It holds 1..leafCap entries, in an array of at most leafCap, in no
+//     order.
+//   - Every entry's key lies in [low, high): low is the key the tree files
+//     it under, high the next leaf's low, or maxKey for the last leaf. The
+//     leaves' ranges thus cover the keys without gaps or overlaps, so that
+//     the leaf holding a key can be recognised by looking at that leaf
+//     alone (the index's hints rely on this).
+//   - last is no less than the greatest key of its entries, and less than
+//     high.
+//   - soon is exactly the earliest expiry second of its entries and how
+//     many expire then.
+//
+// The keys of a leaf's entries are not kept in the leaf: a key is read from
+// its entry's header (keyOf), so a leaf costs 8 bytes an entry. Keeping the
+// expiry beside each pointer would spare a split the loads of the entries'
+// headers, but it would cost 4 more bytes an entry, and with the leaves'
+// unused room about 5: more than the index's whole margin under issue 25's
+// 90 bytes a document, for the 60-second spread at 1M documents (88.4
+// measured).
+
+// key orders the entries that can expire: by expiry second, then by _etag
+// (the order of writes within a shard), then by address, which makes it
+// unique whatever the _etags (the garbage collector does not move entries).
+type key struct {
+	exp  int64
+	etag uint64
+	addr uintptr
+}
+
+// maxKey is after every entry's key: the high of the last leaf.
+var maxKey = key{exp: math.MaxInt64, etag: math.MaxUint64, addr: ^uintptr(0)}
+
+func (a key) less(b key) bool {
+	if a.exp != b.exp {
+		return a.exp < b.exp
+	}
+	if a.etag != b.etag {
+		return a.etag < b.etag
+	}
+	return a.addr < b.addr
+}
+
+// keyOf is the key of e, which is in the ordered part.
+func keyOf(e *entry) key {
+	return key{exp: expiryOf(e), etag: e.etag, addr: uintptr(unsafe.Pointer(e))}
+}
+
+// expiryOf is the expiry second of e, which is in the ordered part.
+func expiryOf(e *entry) int64 { return e.ts + int64(e.pos) }
 
 // leafCap is the most entries a leaf holds: its array is then 1024 bytes,
 // one of the allocator's size classes.
 const leafCap = 128
 
-// leaf is entries of the ordered part whose keys lie from low to the next
-// leaf's low, in no order.
+// leaf is entries of the ordered part whose keys lie in [low, high), in no
+// order. Its fields are in the order insert reads them: the bounds it
+// checks a hint against, then the array it appends to. It is 112 bytes, a
+// size class.
 type leaf struct {
 	low   key      // the leaf's key in the tree: no greater than its entries', and fixed
-	last  key      // no less than the greatest key of items
-	items []*entry // 1..leafCap entries; cap no more than leafCap
+	high  key      // the next leaf's low, maxKey for the last: greater than its entries'
+	items []*entry // 1..leafCap entries; cap no more than leafCap; nil once unfiled
 	soon  soonest  // the earliest expiry of items, exact
+	last  key      // no less than the greatest key of items, less than high
+}
+
+// holds reports whether k lies in l's range, l being filed.
+func (l *leaf) holds(k key) bool {
+	return len(l.items) > 0 && !k.less(l.low) && k.less(l.high)
 }
 
 // soonest is the earliest expiry second of some entries and how many
@@ -57,50 +122,6 @@ func (l *leaf) recount() {
 	}
 }
 
-// key orders the entries that can expire: by expiry second, then by _etag
-// (the order of writes within a shard), then by address, which makes it
-// unique whatever the _etags (the garbage collector does not move entries).
-type key struct {
-	exp  int64
-	etag uint64
-	addr uintptr
-}
-
-func (a key) less(b key) bool {
-	if a.exp != b.exp {
-		return a.exp < b.exp
-	}
-	if a.etag != b.etag {
-		return a.etag < b.etag
-	}
-	return a.addr < b.addr
-}
-
-func (a key) compare(b key) int {
-	switch {
-	case a.less(b):
-		return -1
-	case b.less(a):
-		return 1
-	}
-	return 0
-}
-
-func minKey(a, b key) key {
-	if b.less(a) {
-		return b
-	}
-	return a
-}
-
-// keyOf is the key of e, which is in the ordered part.
-func keyOf(e *entry) key {
-	return key{exp: expiryOf(e), etag: e.etag, addr: uintptr(unsafe.Pointer(e))}
-}
-
-// expiryOf is the expiry second of e, which is in the ordered part.
-func expiryOf(e *entry) int64 { return e.ts + int64(e.pos) }
-
 // least returns the least key of l's entries.
 func (l *leaf) least() key {
 	k := keyOf(l.items[0])
@@ -112,17 +133,68 @@ func (l *leaf) least() key {
 	return k
 }
 
+// newLeaf returns a leaf holding only e, whose key is k, with range [k,
+// high).
+func newLeaf(k, high key, e *entry) *leaf {
+	l := &leaf{low: k, high: high, last: k, items: make([]*entry, 1, 8), soon: soonest{exp: k.exp, n: 1}}
+	l.items[0] = e
+	return l
+}
+
+// add appends e, whose key k lies in l's range, to l, which is not full.
+func (l *leaf) add(k key, e *entry) {
+	l.items = appendItems(l.items, e)
+	l.soon.add(k.exp)
+	if l.last.less(k) {
+		l.last = k
+	}
+}
+
+// remove takes out the entry at i, whose key is k, and reports whether
+// that left l empty.
+func (l *leaf) remove(i int, k key) (empty bool) {
+	last := len(l.items) - 1
+	l.items[i] = l.items[last]
+	l.items[last] = nil
+	l.items = l.items[:last]
+	if last == 0 {
+		return true
+	}
+	if k.exp == l.soon.exp {
+		if l.soon.n--; l.soon.n == 0 {
+			l.recount() // the last to expire at its earliest second
+		}
+	}
+	return false
+}
+
+// appendItems appends es to the leaf items s, growing s, if it must, by
+// doubling but to no more than leafCap, and to the capacity of an
+// allocator's size class, so that a leaf's array wastes no room past
+// leafCap and none to rounding.
+func appendItems(s []*entry, es ...*entry) []*entry {
+	if n := len(s) + len(es); n > cap(s) {
+		c := min(max(n, 2*cap(s), 8), leafCap)
+		c = max(allocSize(c*8)/8, n)
+		s = append(make([]*entry, 0, c), s...)
+	}
+	return append(s, es...)
+}
+
 // keyed is an entry with its key, for sorting.
 type keyed struct {
 	k key
 	e *entry
 }
 
-// split divides l, which is full, and e, whose key k lies within l's, into
-// l and a new leaf after it, at e: the entries up to e stay in l, so that
-// entries written after e in order of expiry (another second's, or another
-// TTL's) go on at the end of l. But neither keeps under a quarter of them.
-func (x *expiryIndex) split(l *leaf, k key, e *entry) {
+// split divides l, which is full, and e, whose key k lies in l's range but
+// not after its last, between l and a new leaf after it, which it returns
+// for the tree to file: the entries up to e stay in l, so that entries
+// written after e in order of expiry (another second's, or another TTL's)
+// go on at the end of l. But neither keeps under a quarter of them: if e
+// is nearer an end than that, the split is at a quarter, in key order.
+// The new leaf's range is the rest of l's.
+func (l *leaf) split(k key, e *entry) *leaf {
 	var buf [leafCap + 1]keyed
 	all := buf[:0]
 	rank := 0 // how many entries of l come before e
@@ -134,7 +206,7 @@ func (x *expiryIndex) split(l *leaf, k key, e *entry) {
 		all = append(all, keyed{fk, f})
 	}
 	all = append(all, keyed{k, e})
-	r := &leaf{low: l.last, last: l.last}
+	r := &leaf{low: l.last, high: l.high, last: l.last}
 	l.soon = soonest{}
 	if at := rank + 1; at >= leafCap/4 && at <= len(all)-leafCap/4 {
 		// At e: one pass puts each entry on its side.
@@ -167,18 +239,23 @@ func (x *expiryIndex) split(l *leaf, k key, e *entry) {
 		}
 		r.low, l.last = all[at].k, all[at-1].k
 	}
-	x.file(r)
+	l.high = r.low
+	return r
 }
 
-// appendItems appends es to the leaf items s, growing s, if it must, by
-// doubling but to no more than leafCap, and to the capacity of an
-// allocator's size class, so that a leaf's array wastes no room past
-// leafCap and none to rounding.
-func appendItems(s []*entry, es ...*entry) []*entry {
-	if n := len(s) + len(es); n > cap(s) {
-		c := min(max(n, 2*cap(s), 8), leafCap)
-		c = max(allocSize(c*8)/8, n)
-		s = append(make([]*entry, 0, c), s...)
+func (a key) compare(b key) int {
+	switch {
+	case a.less(b):
+		return -1
+	case b.less(a):
+		return 1
 	}
-	return append(s, es...)
+	return 0
+}
+
+func minKey(a, b key) key {
+	if b.less(a) {
+		return b
+	}
+	return a
 }

@@ -3,8 +3,15 @@ package ttlstore
 import "math"
 
 // This file reads the expiry index (expiry_index.go) in order of expiry,
-// for the sweeper, the listings and Stats, EvictSoonestExpiry and
-// SetDefaultTTL.
+// for the sweeper (min, popExpired), the listings and Stats (countExpired,
+// appendLive), EvictSoonestExpiry (soonest) and SetDefaultTTL (ascend,
+// rebuild). What each promises is exact to the second, whatever the
+// leaves' order inside: min is the earliest expiry of every entry; a pop
+// takes only expired entries, at most max, so that a sweep holds its
+// shard's lock for SweepBatch entries and one leaf's scan; a count or a
+// listing looks at entries one by one only in the leaf where expired and
+// live entries meet. TestExpiryIndexAgainstModel checks each against a
+// map of entries to expiries.
 
 // min returns the earliest expiry second, or neverExpires when nothing can
 // expire.
@@ -29,7 +36,7 @@ func (x *expiryIndex) popExpired(now int64, max int, out []slot) []slot {
 				out = append(out, slot{e: e, exp: expiryOf(e)})
 			}
 			max -= len(l.items)
-			x.unfile(l)
+			x.unfile(l, nil)
 			continue
 		}
 		kept := l.items[:0]
@@ -44,7 +51,7 @@ func (x *expiryIndex) popExpired(now int64, max int, out []slot) []slot {
 			}
 		}
 		if len(kept) == 0 {
-			x.unfile(l)
+			x.unfile(l, nil)
 			continue
 		}
 		clear(l.items[len(kept):])
@@ -150,6 +157,11 @@ func (x *expiryIndex) soonest(except string) (*entry, int64) {
 // second exp returns for it.
 func (x *expiryIndex) rebuild(entries []*entry, exp func(*entry) int64) {
 	x.tree.Clear(false)
+	if x.hints != nil {
+		// The leaves Clear dropped keep their entries: no hint may name
+		// one.
+		*x.hints = hintTable{}
+	}
 	clear(x.never.items)
 	x.never.items = x.never.items[:0]
 	for _, e := range entries {
