@@ -86,8 +86,8 @@ import (
 //
 // What needs an order within a leaf loads the leaf's entries (up to
 // leafCap, independent loads that the processor overlaps): a split
-// partitions the leaf's keys at the new one (sorts them if that is nearer
-// an end than a quarter); a removal of the last entry of a leaf's earliest second
+// partitions the leaf's keys at the new one (or at a quarter, found by a
+// quickselect); a removal of the last entry of a leaf's earliest second
 // finds the next earliest; and the leaf where expired and live entries
 // meet, if they do meet in a leaf, which popping, counting the expired and
 // listing the live entries filter (listing 100k documents of which half

@@ -83,6 +83,31 @@ func TestLeafSplit(t *testing.T) {
 	})
 }
 
+// TestNthKey checks the quickselect against a sort, on keys that share
+// seconds and _etags (the address makes them unique).
+func TestNthKey(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		n := rapid.IntRange(1, leafCap+1).Draw(rt, "n")
+		all := make([]keyed, n)
+		for i := range all {
+			all[i].k = key{
+				exp:  rapid.Int64Range(0, 3).Draw(rt, "exp"),
+				etag: rapid.Uint64Range(0, 3).Draw(rt, "etag"),
+				addr: uintptr(i),
+			}
+		}
+		sorted := slices.Clone(all)
+		slices.SortFunc(sorted, func(a, b keyed) int {
+			if a.k.less(b.k) {
+				return -1
+			}
+			return 1
+		})
+		i := rapid.IntRange(0, n-1).Draw(rt, "i")
+		require.Equal(rt, sorted[i].k, nthKey(all, i))
+	})
+}
+
 // TestLeafRemoveKeepsSoonest removes entries from a leaf one by one, in an
 // order drawn at random, and checks its soonest after each against a
 // count of the entries left.
