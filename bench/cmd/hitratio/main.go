@@ -32,10 +32,12 @@
 package main
 
 import (
+	"encoding/binary"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -52,6 +54,7 @@ func main() {
 	cacheList := flag.String("caches", "", "the columns, comma-separated (default: every cache; with -traces, "+strings.Join(traceCaches, ",")+")")
 	maxAccesses := flag.Int("max-accesses", 0, "replay at most this many accesses of each public trace, its first ones (0: whole)")
 	parallel := flag.Int("parallel", 1, "replays at once; more than 1 moves ristretto's figures, whose policy is fed by a goroutine")
+	dump := flag.String("dump", "", "also write each sequence to DIR/NAME.u64, as little-endian 64-bit keys, for the root package's TestColdestReplay")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "hitratio: unexpected arguments %q\n", flag.Args())
@@ -66,6 +69,7 @@ func main() {
 		traces:      *traces,
 		maxAccesses: *maxAccesses,
 		parallel:    *parallel,
+		dump:        *dump,
 		log:         os.Stderr,
 	}
 	if *quick {
@@ -116,6 +120,7 @@ type config struct {
 	traces      string // directory of the public traces; "" for the generated workloads
 	maxAccesses int    // of a public trace, 0 for all
 	parallel    int    // replays at once; 0 is 1
+	dump        string // directory to write each sequence to; "" for none
 	caches      []cacheKind
 	log         io.Writer // progress and timings
 }
@@ -196,6 +201,11 @@ func run(cfg config) (*results, error) {
 		res.traces = append(res.traces, info)
 		fmt.Fprintf(cfg.log, "%s: %d accesses, %d keys, read in %s\n",
 			w.name, info.accesses, info.unique, time.Since(t0).Round(time.Millisecond))
+		if cfg.dump != "" {
+			if err := dumpTrace(filepath.Join(cfg.dump, w.name+".u64"), trace); err != nil {
+				return nil, err
+			}
+		}
 		capacities := w.capacities
 		for _, s := range w.shares {
 			capacities = append(capacities, max(1, int(s*float64(info.unique)+0.5)))
@@ -273,6 +283,15 @@ func replay(c cache, trace []uint64) int {
 		}
 	}
 	return hits
+}
+
+// dumpTrace writes trace to path as little-endian 64-bit keys.
+func dumpTrace(path string, trace []uint64) error {
+	b := make([]byte, 0, 8*len(trace))
+	for _, k := range trace {
+		b = binary.LittleEndian.AppendUint64(b, k)
+	}
+	return os.WriteFile(path, b, 0o644)
 }
 
 func unique(trace []uint64) int {
