@@ -46,7 +46,7 @@ import (
 
 func main() {
 	quick := flag.Bool("quick", false, "replay 100k accesses per generated workload instead of 1M (a recorded trace is replayed whole)")
-	only := flag.String("only", "", "run only the workloads whose name contains this")
+	only := flag.String("only", "", "run only the workloads whose name contains this, or one of these if comma-separated")
 	runs := flag.Int("runs", 0, "replay each sequence this many times per cache and capacity, each on a new cache, and print the median and range (default 5 with -traces, else 1)")
 	out := flag.String("out", "", "also write the table to this file")
 	glimpse := flag.String("glimpse", "", "the Glimpse trace (default: sim/gli.lirs.gz in the ristretto v2 module, found with go list -m)")
@@ -115,7 +115,7 @@ func main() {
 type config struct {
 	accesses    int    // per generated workload
 	runs        int    // replays of each sequence per cache and capacity; 0 is 1
-	only        string // substring of the workload names to run; "" for all
+	only        string // substrings of the workload names to run, comma-separated; "" for all
 	glimpse     string // path of the Glimpse trace; "" to ask go list
 	traces      string // directory of the public traces; "" for the generated workloads
 	maxAccesses int    // of a public trace, 0 for all
@@ -184,8 +184,11 @@ func run(cfg config) (*results, error) {
 	}
 	var ws []workload
 	for _, w := range all {
-		if strings.Contains(w.name, cfg.only) {
-			ws = append(ws, w)
+		for _, s := range strings.Split(cfg.only, ",") {
+			if strings.Contains(w.name, s) {
+				ws = append(ws, w)
+				break
+			}
 		}
 	}
 	if len(ws) == 0 {
