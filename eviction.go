@@ -83,6 +83,22 @@ type coldest struct {
 	lastHits uint64                       // hits when the last sample ended
 	aged     uint64                       // hits the sketch has aged by
 	adds     int                          // additions since the read counts were last looked at
+
+	stats coldStats
+}
+
+// coldStats counts the policy's decisions, for the tests that explain its
+// hit ratios (TestColdestReplay). Plain counters under mu, in the struct
+// the policy writes anyway.
+type coldStats struct {
+	duels     uint64 // a candidate against a victim
+	admitted  uint64 // duels the candidate won (and the victim left)
+	jittered  uint64 // of those, won at random, not by frequency
+	unopposed uint64 // victims evicted with no candidate to duel
+	promoted  uint64 // probation to protected, read while in probation
+	kept      uint64 // second chances in protected, read while there
+	demoted   uint64 // protected to probation
+	climbs    uint64 // samples the hill climber judged
 }
 
 // The queues an entry can be in (entry.seg).
@@ -264,6 +280,7 @@ func (p *coldest) victim(skip string, count bool) *entry {
 				p.cand = nil
 			}
 			p.push(&p.protected, v, segProtected)
+			p.stats.promoted++
 			chances = p.demote(chances)
 			continue
 		}
@@ -280,8 +297,15 @@ func (p *coldest) victim(skip string, count bool) *entry {
 			}
 		}
 		p.cand = nil
-		if c != nil && c != v && c.id() != skip && !p.admit(c, v) {
-			v = c // the candidate loses the duel
+		if c != nil && c != v && c.id() != skip {
+			p.stats.duels++
+			if p.admit(c, v) {
+				p.stats.admitted++
+			} else {
+				v = c // the candidate loses the duel
+			}
+		} else {
+			p.stats.unopposed++
 		}
 		p.detach(v)
 		if count {
@@ -301,9 +325,11 @@ func (p *coldest) demote(chances int) int {
 			chances--
 			p.flush(d)
 			p.push(&p.protected, d, segProtected)
+			p.stats.kept++
 			continue
 		}
 		p.push(&p.probation, d, segProbation)
+		p.stats.demoted++
 	}
 	return chances
 }
@@ -321,7 +347,10 @@ func (p *coldest) admit(cand, victim *entry) bool {
 		p.rng ^= p.rng << 13
 		p.rng ^= p.rng >> 7
 		p.rng ^= p.rng << 17
-		return p.rng&127 == 0
+		if p.rng&127 == 0 {
+			p.stats.jittered++
+			return true
+		}
 	}
 	return false
 }
