@@ -40,6 +40,7 @@ func (p *coldest) climb() {
 	h := hits - p.lastHits
 	rate := float64(h) / float64(reads-p.sampled)
 	p.lastHits, p.sampled = hits, reads
+	p.stats.climbs++
 	change := rate - p.lastRate
 	amount := p.step
 	if change < 0 {
