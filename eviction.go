@@ -1,11 +1,19 @@
 package ttlstore
 
+// This file is EvictColdest's policy: which document to evict when a write
+// needs room. It promises that its queues hold exactly the collection's
+// stored documents (see coldest), and it touches nothing but its own
+// fields and those of entries it is given: the tables, the expiry index
+// and the bound's counters are the caller's. Its frequency sketch is
+// internal/sketch; its hill climber, which sizes the window, is
+// eviction_climb.go; its queues are eviction_queue.go.
+
 import (
 	"hash/maphash"
-	"math"
-	"math/bits"
 	"sync"
 	"sync/atomic"
+
+	"github.com/ttlstore/ttlstore/internal/sketch"
 )
 
 // coldest is EvictColdest's bookkeeping: W-TinyLFU (Einziger, Friedman and
@@ -56,7 +64,7 @@ type coldest struct {
 	// cand is the last document moved from the window to probation, the
 	// candidate of the next duel; nil once it has dueled or left.
 	cand   *entry
-	sketch sketch
+	sketch sketch.Sketch
 	// picked counts the victims picked and not yet removed or put back
 	// (limits.filing), added to before victim lets go of mu; but not
 	// those picked for a write whose own count stands for them (see
@@ -75,16 +83,23 @@ type coldest struct {
 	lastHits uint64                       // hits when the last sample ended
 	aged     uint64                       // hits the sketch has aged by
 	adds     int                          // additions since the read counts were last looked at
+
+	stats coldStats
 }
 
-// Caffeine's hill climber's settings.
-const (
-	climbStart   = 0.01   // the window's first share
-	climbStep    = 0.0625 // a first step, as a share of the documents
-	climbDecay   = 0.98   // each step is this much of the one before
-	climbRestart = 0.05   // a change of hit ratio this large starts over with a first step
-	climbMax     = 0.80   // the window's largest share
-)
+// coldStats counts the policy's decisions, for the tests that explain its
+// hit ratios (TestColdestReplay). Plain counters under mu, in the struct
+// the policy writes anyway.
+type coldStats struct {
+	duels     uint64 // a candidate against a victim
+	admitted  uint64 // duels the candidate won (and the victim left)
+	jittered  uint64 // of those, won at random, not by frequency
+	unopposed uint64 // victims evicted with no candidate to duel
+	promoted  uint64 // probation to protected, read while in probation
+	kept      uint64 // second chances in protected, read while there
+	demoted   uint64 // protected to probation
+	climbs    uint64 // samples the hill climber judged
+}
 
 // The queues an entry can be in (entry.seg).
 const (
@@ -108,47 +123,9 @@ func (e *entry) touch() {
 
 func newColdest(seed maphash.Seed, capacity int, requests func() (hits, misses uint64), picked *atomic.Int64) *coldest {
 	p := &coldest{seed: seed, rng: 0x9e3779b97f4a7c15, requests: requests, share: climbStart, picked: picked}
-	p.sketch.ensure(capacity)
+	p.sketch.Ensure(capacity)
 	p.step = -climbStep * float64(capacity)
 	return p
-}
-
-// climb adjusts the window once a sample of reads (ten per document) has
-// passed. It is called every 64 additions: the read counts are summed over
-// the collection's shards.
-func (p *coldest) climb() {
-	if p.adds++; p.adds < 64 || p.requests == nil {
-		return
-	}
-	p.adds = 0
-	hits, misses := p.requests()
-	// The sketch ages by accesses, as Caffeine's does, and the reads
-	// reach it late or not at all (a document read more than 15 times
-	// between two looks saturates): age it by the reads counted.
-	p.sketch.age(int(hits - p.aged))
-	p.aged = hits
-	n := p.len()
-	reads := hits + misses
-	if reads-p.sampled < uint64(10*max(n, 64)) {
-		return
-	}
-	// The hit ratio of this sample: the counts are cumulative, so keep
-	// the last ones.
-	h := hits - p.lastHits
-	rate := float64(h) / float64(reads-p.sampled)
-	p.lastHits, p.sampled = hits, reads
-	change := rate - p.lastRate
-	amount := p.step
-	if change < 0 {
-		amount = -amount
-	}
-	if math.Abs(change) >= climbRestart {
-		p.step = math.Copysign(climbStep*float64(n), amount)
-	} else {
-		p.step = climbDecay * amount
-	}
-	p.lastRate = rate
-	p.share = min(climbMax, max(0, p.share+amount/float64(max(n, 1))))
 }
 
 // len is the number of documents in the queues.
@@ -157,8 +134,8 @@ func (p *coldest) len() int { return p.window.n + p.probation.n + p.protected.n 
 // added tells the policy of a new document.
 func (p *coldest) added(e *entry) {
 	p.mu.Lock()
-	p.sketch.ensure(p.len() + 1)
-	p.sketch.increment(p.hash(e))
+	p.sketch.Ensure(p.len() + 1)
+	p.sketch.Increment(p.hash(e))
 	p.insert(e)
 	p.climb()
 	p.mu.Unlock()
@@ -206,7 +183,7 @@ func (p *coldest) replaced(old, e *entry) {
 	p.mu.Lock()
 	if old.seg == segNone {
 		// Picked by victim, which found e instead: a new document.
-		p.sketch.increment(p.hash(e))
+		p.sketch.Increment(p.hash(e))
 		p.insert(e)
 		p.mu.Unlock()
 		return
@@ -303,6 +280,7 @@ func (p *coldest) victim(skip string, count bool) *entry {
 				p.cand = nil
 			}
 			p.push(&p.protected, v, segProtected)
+			p.stats.promoted++
 			chances = p.demote(chances)
 			continue
 		}
@@ -319,8 +297,15 @@ func (p *coldest) victim(skip string, count bool) *entry {
 			}
 		}
 		p.cand = nil
-		if c != nil && c != v && c.id() != skip && !p.admit(c, v) {
-			v = c // the candidate loses the duel
+		if c != nil && c != v && c.id() != skip {
+			p.stats.duels++
+			if p.admit(c, v) {
+				p.stats.admitted++
+			} else {
+				v = c // the candidate loses the duel
+			}
+		} else {
+			p.stats.unopposed++
 		}
 		p.detach(v)
 		if count {
@@ -340,9 +325,11 @@ func (p *coldest) demote(chances int) int {
 			chances--
 			p.flush(d)
 			p.push(&p.protected, d, segProtected)
+			p.stats.kept++
 			continue
 		}
 		p.push(&p.probation, d, segProbation)
+		p.stats.demoted++
 	}
 	return chances
 }
@@ -360,7 +347,10 @@ func (p *coldest) admit(cand, victim *entry) bool {
 		p.rng ^= p.rng << 13
 		p.rng ^= p.rng >> 7
 		p.rng ^= p.rng << 17
-		return p.rng&127 == 0
+		if p.rng&127 == 0 {
+			p.stats.jittered++
+			return true
+		}
 	}
 	return false
 }
@@ -369,9 +359,9 @@ func (p *coldest) admit(cand, victim *entry) bool {
 func (p *coldest) freq(e *entry) int {
 	h := p.hash(e)
 	for n := min(atomic.SwapUint32(&e.hits, 0), maxHits); n > 0; n-- {
-		p.sketch.count(h) // its age: every read counts toward it (climb)
+		p.sketch.Count(h) // its age: every read counts toward it (climb)
 	}
-	return p.sketch.estimate(h)
+	return p.sketch.Estimate(h)
 }
 
 // flush adds e's reads to the sketch.
@@ -392,188 +382,4 @@ func (p *coldest) queueOf(seg uint8) *queue {
 func (p *coldest) push(q *queue, e *entry, seg uint8) {
 	q.push(e)
 	e.seg = seg
-}
-
-// queue is a FIFO of entries in a ring buffer. A removed entry leaves a
-// hole (nil), skipped when it reaches the head; each entry knows its
-// position (qpos), so removal and replacement are O(1). Positions count up
-// from 0 and wrap at 2^32, which the ring's power-of-two size divides.
-type queue struct {
-	buf        []*entry
-	head, tail uint32 // buf[head&mask] is the first; tail is where the next goes
-	n          int    // entries in the queue, holes not counted
-}
-
-func (q *queue) mask() uint32 { return uint32(len(q.buf) - 1) }
-
-// push appends e at the tail.
-func (q *queue) push(e *entry) {
-	if int(q.tail-q.head) == len(q.buf) {
-		q.compact()
-	}
-	e.qpos = q.tail
-	q.buf[q.tail&q.mask()] = e
-	q.tail++
-	q.n++
-}
-
-// compact copies the entries, in order and without holes, to a new buffer
-// with room for as many again. Amortized over the pushes that filled the
-// old buffer, it costs O(1) a push.
-func (q *queue) compact() {
-	size := 16
-	if q.n >= 8 {
-		size = 1 << bits.Len(uint(2*q.n-1))
-	}
-	buf := make([]*entry, size)
-	j := uint32(0)
-	for i := q.head; i != q.tail; i++ {
-		if e := q.buf[i&q.mask()]; e != nil {
-			e.qpos = j
-			buf[j] = e
-			j++
-		}
-	}
-	q.buf, q.head, q.tail = buf, 0, j
-}
-
-// first returns the entry at the head, nil if the queue is empty.
-func (q *queue) first() *entry {
-	for q.head != q.tail {
-		if e := q.buf[q.head&q.mask()]; e != nil {
-			return e
-		}
-		q.head++
-	}
-	return nil
-}
-
-// pop removes and returns the entry at the head, nil if the queue is empty.
-func (q *queue) pop() *entry {
-	e := q.first()
-	if e != nil {
-		q.buf[q.head&q.mask()] = nil
-		q.head++
-		q.n--
-	}
-	return e
-}
-
-// remove takes e, which is in the queue, out of it. Holes it leaves at
-// the tail are taken back, so that compact need not copy the queue over
-// them: a write at the bound pushes the candidate to probation's tail and,
-// when the candidate loses its duel, evicts it at once. That left a hole,
-// and with writes of new documents that lose (a scan) a compaction of
-// probation every time it filled with them, updating qpos in every entry:
-// about one cache miss a write.
-func (q *queue) remove(e *entry) {
-	q.buf[e.qpos&q.mask()] = nil
-	q.n--
-	for q.tail != q.head && q.buf[(q.tail-1)&q.mask()] == nil {
-		q.tail--
-	}
-}
-
-// set puts e in place of the entry at position pos.
-func (q *queue) set(pos uint32, e *entry) { q.buf[pos&q.mask()] = e }
-
-// sketch is a count-min sketch of 4-bit counters, as in Caffeine's
-// FrequencySketch: each document counts in four counters, and its
-// frequency is the least of them. The four are in one block of eight words,
-// 64 bytes, a cache line: one in each pair of words, picked by the hash, so
-// that counting or estimating a document costs one cache miss rather than
-// four (for a sketch of 100k documents, 1 MiB, that was four misses in
-// each of the sketch's calls a write at the bound makes, about six a write).
-// When the increments reach ten times the counters' words, every counter is
-// halved, so that the sketch forgets old popularity. It holds one word (16
-// counters) per document it is sized for, 8 bytes.
-type sketch struct {
-	table     []uint64
-	blockMask uint64 // the number of blocks less one
-	adds      int    // increments since the last halving
-	sample    int    // increments between halvings
-}
-
-// ensure sizes the sketch for n documents, forgetting what it counted if it
-// has to grow.
-func (s *sketch) ensure(n int) {
-	want := max(64, 1<<bits.Len(uint(max(n, 1)-1)))
-	if len(s.table) >= want {
-		return
-	}
-	s.table = make([]uint64, want)
-	s.blockMask = uint64(want/8 - 1)
-	s.adds = 0
-	s.sample = 10 * want
-}
-
-// sketchSeeds mix a hash into a block and the positions of four counters
-// in it.
-var sketchSeeds = [2]uint64{0xc3a5c85c97cb3127, 0xb492b66fbe98f273}
-
-// block returns h's block and the bits that place h's counters in it: 8
-// for each of the four (see counter).
-func (s *sketch) block(h uint64) (*[8]uint64, uint64) {
-	x := (h ^ h>>29) * sketchSeeds[0]
-	x ^= x >> 32
-	c := (h ^ h>>31) * sketchSeeds[1]
-	i := (x & s.blockMask) << 3
-	return (*[8]uint64)(s.table[i : i+8]), c >> 32
-}
-
-// counter returns the word and the shift of the i-th counter (i < 4) of a
-// hash whose block and placing bits block returned: in the i-th pair of
-// words of the block, the word and the counter in it picked by 5 of the
-// bits.
-func counter(b *[8]uint64, c uint64, i uint) (*uint64, uint) {
-	c >>= i * 8 & 63
-	return &b[i<<1&6|uint(c&1)], uint(c>>1&15) << 2
-}
-
-// increment counts one use of h, and ages the sketch by it.
-func (s *sketch) increment(h uint64) {
-	if s.count(h) {
-		s.age(1)
-	}
-}
-
-// count counts one use of h, and reports whether any counter grew.
-func (s *sketch) count(h uint64) bool {
-	b, c := s.block(h)
-	added := false
-	for i := range uint(4) {
-		w, sh := counter(b, c, i)
-		if *w>>sh&15 < 15 {
-			*w += 1 << sh
-			added = true
-		}
-	}
-	return added
-}
-
-// age counts n uses toward the next halving.
-func (s *sketch) age(n int) {
-	s.adds += n
-	if s.adds >= s.sample {
-		s.halve()
-	}
-}
-
-// estimate is the count of h: the least of its counters.
-func (s *sketch) estimate(h uint64) int {
-	b, c := s.block(h)
-	m := uint64(15)
-	for i := range uint(4) {
-		w, sh := counter(b, c, i)
-		m = min(m, *w>>sh&15)
-	}
-	return int(m)
-}
-
-// halve halves every counter.
-func (s *sketch) halve() {
-	for i, w := range s.table {
-		s.table[i] = w >> 1 & 0x7777777777777777
-	}
-	s.adds /= 2
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/dgraph-io/ristretto/v2"
 	arc "github.com/hashicorp/golang-lru/arc/v2"
@@ -24,17 +25,38 @@ type cache interface {
 type cacheKind struct {
 	name string
 	new  func(capacity int) cache
+	// fixed is set for the caches that replay a sequence the same way
+	// every time (no random seed, no goroutine): they are replayed once
+	// however many runs are asked for.
+	fixed bool
 }
 
 // caches lists the columns, in order.
 var caches = []cacheKind{
-	{"ttlstore", newTTLStore},
-	{"otter", newOtter},
-	{"ristretto", newRistretto},
-	{"ttlcache", newTTLCache},
-	{"lru", newLRU},
-	{"arc", newARC},
-	{"s3fifo (ref)", func(capacity int) cache { return newS3FIFO(capacity) }},
+	{name: "ttlstore", new: newTTLStore},
+	{name: "otter", new: newOtter},
+	{name: "ristretto", new: newRistretto},
+	{name: "ttlcache", new: newTTLCache, fixed: true},
+	{name: "lru", new: newLRU, fixed: true},
+	{name: "arc", new: newARC, fixed: true},
+	{name: "s3fifo (ref)", new: func(capacity int) cache { return newS3FIFO(capacity) }, fixed: true},
+}
+
+// traceCaches are the columns of the public traces' table (-traces): the
+// two W-TinyLFU caches, ristretto and an LRU.
+var traceCaches = []string{"otter", "ristretto", "lru", "ttlstore"}
+
+// cachesNamed returns the caches with the given names, in that order.
+func cachesNamed(names []string) ([]cacheKind, error) {
+	var ks []cacheKind
+	for _, n := range names {
+		i := slices.IndexFunc(caches, func(k cacheKind) bool { return k.name == n })
+		if i < 0 {
+			return nil, fmt.Errorf("no cache is named %q", n)
+		}
+		ks = append(ks, caches[i])
+	}
+	return ks, nil
 }
 
 func checkValue(name string, key, v uint64) {

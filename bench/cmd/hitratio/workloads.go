@@ -1,14 +1,10 @@
 package main
 
 import (
-	"bufio"
-	"compress/gzip"
 	"fmt"
 	"math"
 	"math/rand"
-	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 )
 
@@ -17,6 +13,9 @@ type workload struct {
 	name       string
 	about      string // for the list of workloads
 	capacities []int
+	// shares are more capacities, as shares of the sequence's distinct
+	// keys (the public traces').
+	shares []float64
 	// trace returns the sequence; n is the number of accesses asked for
 	// (1M, or 100k with -quick), which a recorded trace ignores.
 	trace func(n int) ([]uint64, error)
@@ -51,7 +50,7 @@ func workloads(glimpse string) []workload {
 				}
 				glimpse = path
 			}
-			return lirsTrace(glimpse)
+			return readTraceFile(glimpse, formatLIRS)
 		},
 	})
 	for _, keys := range []int{1_500, 15_000} {
@@ -184,37 +183,6 @@ func scramble(x uint64) uint64 {
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
 	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
 	return x ^ (x >> 31)
-}
-
-// lirsTrace reads a gzipped trace in the LIRS format: one decimal key per
-// line; blank lines are skipped.
-func lirsTrace(path string) ([]uint64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	var t []uint64
-	sc := bufio.NewScanner(zr)
-	for line := 1; sc.Scan(); line++ {
-		s := strings.TrimSpace(sc.Text())
-		if s == "" {
-			continue
-		}
-		k, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
-		}
-		t = append(t, k)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return t, nil
 }
 
 // ristrettoGlimpse returns the path of sim/gli.lirs.gz in the ristretto v2

@@ -1,0 +1,159 @@
+package ttlstore
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/maphash"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// policySim drives a coldest alone, as a collection bounded at capacity
+// documents drives it when each access is a Read and each miss an Upsert:
+// a read of a stored key touches its entry; a read of another key is a
+// miss, and the write of the key first evicts the policy's victim if the
+// collection is full, then adds the new entry. No tables, no JSON: a
+// replay costs a tenth of the collection's.
+type policySim struct {
+	p            *coldest
+	capacity     int
+	docs         map[uint64]*entry
+	hits, misses uint64
+	picked       atomic.Int64
+}
+
+func newPolicySim(capacity int) *policySim {
+	s := &policySim{capacity: capacity, docs: make(map[uint64]*entry, capacity)}
+	s.p = newColdest(maphash.MakeSeed(), capacity, func() (uint64, uint64) { return s.hits, s.misses }, &s.picked)
+	return s
+}
+
+// simEntry returns an entry whose id is k in decimal, as the hitratio
+// command writes it.
+func simEntry(k uint64) *entry {
+	id := strconv.AppendUint(nil, k, 10)
+	e, b := newEntry(len(id))
+	copy(b, id)
+	e.idLen, e.n = uint32(len(id)), uint32(len(id))
+	return e
+}
+
+// access reads k, writing it on a miss, and reports whether it was a hit.
+func (s *policySim) access(k uint64) bool {
+	if e := s.docs[k]; e != nil {
+		s.hits++
+		e.touch()
+		return true
+	}
+	s.misses++
+	if len(s.docs) >= s.capacity {
+		v := s.p.victim("", false)
+		vk, err := strconv.ParseUint(v.id(), 10, 64)
+		if err != nil || s.docs[vk] != v {
+			panic(fmt.Sprintf("victim %q is not a stored document", v.id()))
+		}
+		delete(s.docs, vk)
+	}
+	e := simEntry(k)
+	s.docs[k] = e
+	s.p.added(e)
+	return false
+}
+
+// TestColdestReplay replays the sequences in the directory
+// TTLSTORE_POLICY_TRACES (files NAME.u64 of little-endian 64-bit keys, as
+// `hitratio -dump DIR` writes them) against the policy alone, at the
+// capacities hitratio uses (5, 15, 40 and 80 % of each one's keys), with
+// TTLSTORE_POLICY_SEEDS runs each (5 by default), and logs the median hit
+// ratio, its range, and the counters of the policy in the median run: its
+// duels and their outcome, second chances, and the window's share at ten
+// points of the replay. TTLSTORE_POLICY_ONLY keeps the files whose name
+// contains it. It is how the policy's changes were judged; it checks
+// nothing but that victims are stored documents, and is skipped when the
+// variable is not set.
+func TestColdestReplay(t *testing.T) {
+	dir := os.Getenv("TTLSTORE_POLICY_TRACES")
+	if dir == "" {
+		t.Skip("TTLSTORE_POLICY_TRACES is not set (see hitratio -dump)")
+	}
+	seeds := 5
+	if v := os.Getenv("TTLSTORE_POLICY_SEEDS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			t.Fatalf("TTLSTORE_POLICY_SEEDS=%q", v)
+		}
+		seeds = n
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.u64"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no .u64 file in %s: %v", dir, err)
+	}
+	var sum float64
+	rows := 0
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".u64")
+		if !strings.Contains(name, os.Getenv("TTLSTORE_POLICY_ONLY")) {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		trace := make([]uint64, len(b)/8)
+		keys := make(map[uint64]struct{})
+		for i := range trace {
+			trace[i] = binary.LittleEndian.Uint64(b[8*i:])
+			keys[trace[i]] = struct{}{}
+		}
+		for _, share := range []float64{0.05, 0.15, 0.40, 0.80} {
+			capacity := max(1, int(share*float64(len(keys))+0.5))
+			type result struct {
+				ratio  float64
+				stats  coldStats
+				window []string
+			}
+			var rs []result
+			for range seeds {
+				s := newPolicySim(capacity)
+				var r result
+				hits := 0
+				for i, k := range trace {
+					if s.access(k) {
+						hits++
+					}
+					if (i+1)%max(1, len(trace)/10) == 0 {
+						r.window = append(r.window, fmt.Sprintf("%.3f", s.p.share))
+					}
+				}
+				r.ratio = 100 * float64(hits) / float64(len(trace))
+				r.stats = s.p.stats
+				rs = append(rs, r)
+			}
+			slices.SortFunc(rs, func(a, b result) int {
+				switch {
+				case a.ratio < b.ratio:
+					return -1
+				case a.ratio > b.ratio:
+					return 1
+				}
+				return 0
+			})
+			med := rs[len(rs)/2]
+			sum += med.ratio
+			rows++
+			st := med.stats
+			t.Logf("%-8s %8d %5.1f%%: %6.2f (%.2f–%.2f) duels %d won %.1f%% (jitter %d) unopposed %d promoted %d kept %d demoted %d climbs %d window %s",
+				name, capacity, 100*share, med.ratio, rs[0].ratio, rs[len(rs)-1].ratio,
+				st.duels, 100*float64(st.admitted)/float64(max(st.duels, 1)), st.jittered, st.unopposed,
+				st.promoted, st.kept, st.demoted, st.climbs, strings.Join(med.window, " "))
+		}
+	}
+	if rows > 0 {
+		t.Logf("mean of the %d medians: %.2f", rows, sum/float64(rows))
+	}
+}

@@ -1,0 +1,128 @@
+// Package sketch is the frequency sketch of ttlstore's EvictColdest policy:
+// a count-min sketch of 4-bit counters that estimates how often each of
+// many keys was used, in 8 bytes a key, and forgets old uses by halving
+// every counter now and then, as Caffeine's FrequencySketch does
+// (Einziger, Friedman and Manes, "TinyLFU: A Highly Efficient Cache
+// Admission Policy", 2017).
+//
+// What it promises: an estimate is never below the number of times a key
+// was counted since the last halving, nor above 15 (the counters
+// saturate); it is above the count only when other keys share all four of
+// the key's counters, which stays rare while the sketch holds about as
+// many keys as it was sized for. A halving halves every estimate (rounding
+// down). Counting or estimating a key costs one cache miss: its four
+// counters are on one cache line. Keys are given as 64-bit hashes, which
+// the caller computes with a seed of its own; the sketch mixes them again,
+// so a hash whose low bits are poor still spreads.
+//
+// A Sketch is not safe for concurrent use: the policy calls it under its
+// mutex. The zero Sketch must be sized with Ensure before use.
+package sketch
+
+import "math/bits"
+
+// Sketch is a count-min sketch of 4-bit counters. Each key counts in four
+// counters, and its frequency is the least of them. The four are in one
+// block of eight words, 64 bytes, a cache line: one in each pair of words,
+// picked by the hash, so that counting or estimating a key costs one cache
+// miss rather than four (for a sketch of 100k keys, 1 MiB, that was four
+// misses in each of the sketch's calls a write at the bound makes, about
+// six a write). When the uses counted toward aging reach ten times the
+// counters' words, every counter is halved, so that the sketch forgets old
+// popularity. It holds one word (16 counters) per key it is sized for, 8
+// bytes.
+type Sketch struct {
+	table     []uint64
+	blockMask uint64 // the number of blocks less one
+	adds      int    // uses counted toward the next halving
+	sample    int    // uses between halvings
+}
+
+// Ensure sizes the sketch for n keys, forgetting what it counted if it
+// has to grow. It never shrinks.
+func (s *Sketch) Ensure(n int) {
+	want := max(64, 1<<bits.Len(uint(max(n, 1)-1)))
+	if len(s.table) >= want {
+		return
+	}
+	s.table = make([]uint64, want)
+	s.blockMask = uint64(want/8 - 1)
+	s.adds = 0
+	s.sample = 10 * want
+}
+
+// Sample is the number of uses between two halvings.
+func (s *Sketch) Sample() int { return s.sample }
+
+// seeds mix a hash into a block and the positions of four counters in it.
+var seeds = [2]uint64{0xc3a5c85c97cb3127, 0xb492b66fbe98f273}
+
+// block returns h's block and the bits that place h's counters in it: 8
+// for each of the four (see counter).
+func (s *Sketch) block(h uint64) (*[8]uint64, uint64) {
+	x := (h ^ h>>29) * seeds[0]
+	x ^= x >> 32
+	c := (h ^ h>>31) * seeds[1]
+	i := (x & s.blockMask) << 3
+	return (*[8]uint64)(s.table[i : i+8]), c >> 32
+}
+
+// counter returns the word and the shift of the i-th counter (i < 4) of a
+// hash whose block and placing bits block returned: in the i-th pair of
+// words of the block, the word and the counter in it picked by 5 of the
+// bits.
+func counter(b *[8]uint64, c uint64, i uint) (*uint64, uint) {
+	c >>= i * 8 & 63
+	return &b[i<<1&6|uint(c&1)], uint(c>>1&15) << 2
+}
+
+// Increment counts one use of h, and ages the sketch by it.
+func (s *Sketch) Increment(h uint64) {
+	if s.Count(h) {
+		s.Age(1)
+	}
+}
+
+// Count counts one use of h, and reports whether any counter grew. It does
+// not age the sketch: the caller ages it by the uses it counts (Age).
+func (s *Sketch) Count(h uint64) bool {
+	b, c := s.block(h)
+	added := false
+	for i := range uint(4) {
+		w, sh := counter(b, c, i)
+		if *w>>sh&15 < 15 {
+			*w += 1 << sh
+			added = true
+		}
+	}
+	return added
+}
+
+// Age counts n uses toward the next halving, and halves when they reach
+// the sample.
+func (s *Sketch) Age(n int) {
+	s.adds += n
+	if s.adds >= s.sample {
+		s.Halve()
+	}
+}
+
+// Estimate is the count of h: the least of its counters, 0 to 15.
+func (s *Sketch) Estimate(h uint64) int {
+	b, c := s.block(h)
+	m := uint64(15)
+	for i := range uint(4) {
+		w, sh := counter(b, c, i)
+		m = min(m, *w>>sh&15)
+	}
+	return int(m)
+}
+
+// Halve halves every counter, and the uses counted toward the next
+// halving.
+func (s *Sketch) Halve() {
+	for i, w := range s.table {
+		s.table[i] = w >> 1 & 0x7777777777777777
+	}
+	s.adds /= 2
+}

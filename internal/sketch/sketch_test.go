@@ -1,0 +1,67 @@
+package sketch
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestSketch counts keys into sketches of several sizes, each filled to
+// the number of keys it is sized for: a count-min sketch never
+// estimates a key below its count (up to 15), its estimates of the others
+// stay close, the four counters of a key share one cache line, and halving
+// halves.
+func TestSketch(t *testing.T) {
+	for _, n := range []int{1, 100, 5000, 100_000} {
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			var s Sketch
+			s.Ensure(n)
+			require.Zero(t, len(s.table)%8, "whole blocks")
+			r := rand.New(rand.NewPCG(uint64(n), 2))
+			keys := make([]uint64, n)
+			counts := make([]int, n)
+			total := 0
+			for i := range keys {
+				keys[i] = r.Uint64()
+				counts[i] = r.IntN(4)
+				total += counts[i]
+			}
+			require.Less(t, total, s.sample, "no halving while counting")
+			for i, h := range keys {
+				for range counts[i] {
+					s.Increment(h)
+				}
+			}
+			over := 0
+			for i, h := range keys {
+				got := s.Estimate(h)
+				require.GreaterOrEqual(t, got, counts[i], "key %d", i)
+				over += got - counts[i]
+			}
+			assert.Less(t, float64(over)/float64(n), 0.5, "mean overestimate")
+
+			for _, h := range keys[:min(n, 1000)] {
+				b, c := s.block(h)
+				first, _ := counter(b, c, 0)
+				line := uintptr(unsafe.Pointer(first)) &^ 63
+				for i := range uint(4) {
+					w, _ := counter(b, c, i)
+					assert.Equal(t, line, uintptr(unsafe.Pointer(w))&^63, "counter %d of %#x is on another cache line", i, h)
+				}
+			}
+
+			before := make([]int, len(keys))
+			for i, h := range keys {
+				before[i] = s.Estimate(h)
+			}
+			s.Halve()
+			for i, h := range keys {
+				require.Equal(t, before[i]/2, s.Estimate(h), "key %d after halving", i)
+			}
+		})
+	}
+}
