@@ -244,7 +244,7 @@ type Collection struct {
 
 	loads loadTable // ReadOrLoad's loads in progress (readthrough.go); the zero value is ready
 
-	// views are the Typed views' caches (typed.go), told of every entry
+	// views are the Typed views' caches (typed_cache.go), told of every entry
 	// replaced or removed, after the removal and with no lock held. The
 	// zero value has none.
 	views typedViews
