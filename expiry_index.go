@@ -133,6 +133,7 @@ import (
 type expiryIndex struct {
 	tree  *btree.BTreeG[leafRef] // the leaves, by low key
 	hints *hintTable             // nil until the tree has held hintLeaves leaves
+	last  *leaf                  // the last leaf when locate last searched; taken only while its high is maxKey and it is filed
 	never neverSet               // the entries that cannot expire
 }
 
@@ -181,20 +182,24 @@ func newExpiryIndex() expiryIndex {
 }
 
 // locate returns the leaf whose range holds k; nil when k comes before
-// every leaf's, or there are none. It tries the hint for k's second, then
-// the last leaf (entries written in order of expiry go there), and then
-// searches.
+// every leaf's, or there are none. It tries the last leaf (entries written
+// in order of expiry go there, and it stays in cache), then the hint for
+// k's second, and then searches.
 func (x *expiryIndex) locate(k key) *leaf {
+	if t := x.last; t != nil && t.high == maxKey && t.items != nil && !k.less(t.low) {
+		return t
+	}
 	if x.hints != nil {
 		if h := &x.hints[uint64(k.exp)%hintSlots]; h.exp == k.exp && h.l != nil && h.l.holds(k) {
 			return h.l
 		}
 	}
 	r, ok := x.tree.Max()
-	switch {
-	case !ok:
+	if !ok {
 		return nil
-	case !k.less(r.low):
+	}
+	x.last = r.l
+	if !k.less(r.low) {
 		return r.l
 	}
 	var l *leaf
@@ -205,9 +210,10 @@ func (x *expiryIndex) locate(k key) *leaf {
 	return l
 }
 
-// hint remembers that the last insert at second exp went to l.
+// hint remembers that the last insert at second exp went to l. The last
+// leaf needs no hint: locate tries it first.
 func (x *expiryIndex) hint(exp int64, l *leaf) {
-	if x.hints != nil {
+	if x.hints != nil && l.high != maxKey {
 		h := &x.hints[uint64(exp)%hintSlots]
 		h.exp, h.l = exp, l
 	}
