@@ -75,7 +75,8 @@ import (
 // from the leaf alone that its key belongs there. That is what the hints
 // are for: once a shard has hintLeaves leaves, the index remembers, for
 // each expiry second modulo hintSlots, the leaf where the last insert at
-// that second went. Writes whose expiries spread over a few dozen seconds
+// that second went, unless it went to the last leaf, which the index
+// remembers apart and tries first. Writes whose expiries spread over a few dozen seconds
 // (a few TTLs, or one TTL and a jitter) go each to the leaf that holds its
 // second's newest entries, a different one each time: without the hints
 // each searched the google/btree, a quarter of the index's time in
