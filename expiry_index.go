@@ -156,11 +156,11 @@ type neverSet struct {
 const hintSlots = 64
 
 // hintLeaves is how many leaves a shard's tree must have before it keeps
-// hints. Fewer leaves are searched in one node of the google/btree; and 16
-// leaves hold at least 512 entries (a collection of some 65k documents),
-// usually 1,000 to 2,000, so that the hints' 1 KiB costs about a byte an
-// entry or less.
-const hintLeaves = 16
+// hints: up to 31 leaves fit in one node of the google/btree, where a
+// search is short; and 32 leaves hold at least 1,024 entries (a collection
+// of some 130k documents), usually 2,000 to 4,000, so that the hints' 1 KiB
+// costs a byte an entry or less, usually under half.
+const hintLeaves = 32
 
 // hintTable is, for each slot, the expiry second of the last insert whose
 // second fell in the slot and the leaf it went to.
