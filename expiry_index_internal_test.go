@@ -207,7 +207,7 @@ func TestExpiryIndexBytesPerEntry(t *testing.T) {
 
 // hintedIndex returns an index of n entries written at second 1000 whose
 // expiries take the 60 seconds from 4600 in turn, and ten that never
-// expire: enough leaves (n over some 4,000) for it to keep hints.
+// expire: enough leaves (n of 3,000 or more) for it to keep hints.
 func hintedIndex(t *testing.T, n int) (*expiryIndex, []*entry) {
 	t.Helper()
 	x := newExpiryIndex()
