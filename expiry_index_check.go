@@ -14,7 +14,9 @@ import "fmt"
 //     than its high;
 //   - its high is the next leaf's low key, or maxKey for the last leaf;
 //   - its soonest is exactly its entries' earliest expiry and their count;
-//   - a leaf a hint names is filed, or unfiled and empty;
+//   - a leaf a hint names is filed, or unfiled and empty; and last, if it
+//     names a leaf that is not empty and whose high is maxKey, names the
+//     last leaf;
 //   - each entry that cannot expire is at its pos in never.
 //
 // It is for tests: checkInvariants runs it, and
@@ -41,6 +43,11 @@ func (x *expiryIndex) check() error {
 			if r, ok := x.tree.Get(leafRef{low: h.l.low}); !ok || r.l != h.l {
 				return fmt.Errorf("the hint for second %d names a leaf of %d entries that is not filed", h.exp, len(h.l.items))
 			}
+		}
+	}
+	if t := x.last; t != nil && t.items != nil && t.high == maxKey {
+		if r, ok := x.tree.Max(); !ok || r.l != t {
+			return fmt.Errorf("last names a leaf of %d entries, not the last leaf", len(t.items))
 		}
 	}
 	for pos, e := range x.never.items {

@@ -207,7 +207,7 @@ func TestExpiryIndexBytesPerEntry(t *testing.T) {
 
 // hintedIndex returns an index of n entries written at second 1000 whose
 // expiries take the 60 seconds from 4600 in turn, and ten that never
-// expire: enough leaves (n over some 4,000) for it to keep hints.
+// expire: enough leaves (n of 3,000 or more) for it to keep hints.
 func hintedIndex(t *testing.T, n int) (*expiryIndex, []*entry) {
 	t.Helper()
 	x := newExpiryIndex()
@@ -282,6 +282,9 @@ func TestExpiryIndexCheckCatches(t *testing.T) {
 		{"a hint naming a leaf not filed", func(x *expiryIndex, ls []*leaf, es []*entry) {
 			x.hints[5].l = &leaf{low: ls[3].low, items: []*entry{es[0]}}
 		}, "not filed"},
+		{"last naming a leaf not filed", func(x *expiryIndex, ls []*leaf, es []*entry) {
+			x.last = &leaf{low: ls[len(ls)-1].low, high: maxKey, items: []*entry{es[0]}}
+		}, "not the last leaf"},
 		{"an entry that never expires away from its pos", func(x *expiryIndex, _ []*leaf, _ []*entry) {
 			x.never.items[2].pos = 7
 		}, "never expire"},
@@ -298,9 +301,10 @@ func TestExpiryIndexCheckCatches(t *testing.T) {
 }
 
 // TestExpiryIndexHints checks the hints' promises: an insert or removal at
-// a second an insert went to last finds its leaf without the google/btree;
-// a hint that names the wrong leaf, or a leaf no longer filed, is not
-// taken; and after a rebuild no hint names a leaf of the old tree.
+// a second an insert went to last finds its leaf without the google/btree,
+// and so does one after every key; a hint that names the wrong leaf, or a
+// leaf no longer filed, is not taken; and after a rebuild no hint, nor
+// last, names a leaf of the old tree.
 func TestExpiryIndexHints(t *testing.T) {
 	t.Run("found without a search", func(t *testing.T) {
 		x, _ := hintedIndex(t, 5000)
@@ -321,6 +325,17 @@ func TestExpiryIndexHints(t *testing.T) {
 			require.NotNil(t, got, "second %d: no hint", s)
 			require.Same(t, want, got, "second %d", s)
 		}
+	})
+	t.Run("the last leaf found without a search", func(t *testing.T) {
+		x, _ := hintedIndex(t, 5000)
+		k := key{exp: 4700}
+		want := x.locate(k) // searches, and remembers the last leaf
+		tree := x.tree
+		x.tree = btree.NewG(indexDegree, leafLess)
+		got := x.locate(k)
+		x.tree = tree
+		require.NotNil(t, got)
+		require.Same(t, want, got)
 	})
 	t.Run("never wrong", func(t *testing.T) {
 		x, es := hintedIndex(t, 5000)
@@ -348,7 +363,15 @@ func TestExpiryIndexHints(t *testing.T) {
 	})
 	t.Run("cleared by a rebuild", func(t *testing.T) {
 		x, es := hintedIndex(t, 5000)
+		require.NotNil(t, x.locate(maxKey), "last names the last leaf")
 		x.rebuild(es[:100], func(e *entry) int64 { return 9000 })
 		require.NoError(t, x.check())
+		var got []*entry
+		x.ascend(func(e *entry, exp int64) bool {
+			require.Equal(t, int64(9000), exp)
+			got = append(got, e)
+			return true
+		})
+		require.ElementsMatch(t, es[:100], got, "every entry rebuilt is in the tree")
 	})
 }

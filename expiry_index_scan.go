@@ -157,9 +157,10 @@ func (x *expiryIndex) soonest(except string) (*entry, int64) {
 // second exp returns for it.
 func (x *expiryIndex) rebuild(entries []*entry, exp func(*entry) int64) {
 	x.tree.Clear(false)
+	// The leaves Clear dropped keep their entries: neither the hints nor
+	// last may name one.
+	x.last = nil
 	if x.hints != nil {
-		// The leaves Clear dropped keep their entries: no hint may name
-		// one.
 		*x.hints = hintTable{}
 	}
 	clear(x.never.items)
