@@ -129,11 +129,13 @@ func (c *Collection) patch(id string, ops []PatchOp, ifMatch string, checkMatch 
 			strconv.Itoa(len(ops))+" patch operations, more than "+strconv.Itoa(c.maxPatch))
 	}
 	s, h := c.shardFor(id)
-	cm := commit{op: "patch", one: [1]mutation{{op: "patch", kind: amend, ops: ops, checkMatch: checkMatch, ifMatch: ifMatch, id: id, s: s, h: h}}}
+	var cm commit
+	m := cm.single("patch", amend, id, s, h)
+	m.ops, m.checkMatch, m.ifMatch = ops, checkMatch, ifMatch
 	if err := c.run(&cm); err != nil {
 		return Document{}, err
 	}
-	return Document{e: cm.one[0].e, exp: cm.one[0].exp}, nil
+	return Document{e: m.e, exp: m.exp}, nil
 }
 
 // patched returns the entry of the document that applying ops to old, the

@@ -82,11 +82,13 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 	}
 	id := e.id()
 	s, h := c.shardFor(id)
-	cm := commit{op: op, one: [1]mutation{{op: op, kind: put, mode: mode, checkMatch: checkMatch, ifMatch: ifMatch, id: id, s: s, h: h, e: e, w: weigh(e)}}}
+	var cm commit
+	m := cm.single(op, put, id, s, h)
+	m.mode, m.checkMatch, m.ifMatch, m.e, m.w = mode, checkMatch, ifMatch, e, weigh(e)
 	if err := c.run(&cm); err != nil {
 		return Document{}, err
 	}
-	return Document{e: e, exp: cm.one[0].exp}, nil
+	return Document{e: e, exp: m.exp}, nil
 }
 
 // prepare validates doc and builds its entry, all but the parts that depend
@@ -265,7 +267,10 @@ func (c *Collection) DeleteIfMatch(id, etag string) error {
 
 func (c *Collection) remove(op, id, ifMatch string, checkMatch bool) error {
 	s, h := c.shardFor(id)
-	return c.run(&commit{op: op, one: [1]mutation{{op: op, kind: del, checkMatch: checkMatch, ifMatch: ifMatch, id: id, s: s, h: h}}})
+	var cm commit
+	m := cm.single(op, del, id, s, h)
+	m.checkMatch, m.ifMatch = checkMatch, ifMatch
+	return c.run(&cm)
 }
 
 // deleteLocked removes e, filed in s under the hash h of its id and
@@ -295,9 +300,10 @@ func (c *Collection) unfileLocked(s *shard, h uint64, e *entry, exp int64) {
 // no live document with the id, or ErrClosed.
 func (c *Collection) Touch(id string) (Document, error) {
 	s, h := c.shardFor(id)
-	cm := commit{op: "touch", one: [1]mutation{{op: "touch", kind: touch, id: id, s: s, h: h}}}
+	var cm commit
+	m := cm.single("touch", touch, id, s, h)
 	if err := c.run(&cm); err != nil {
 		return Document{}, err
 	}
-	return Document{e: cm.one[0].e, exp: cm.one[0].exp}, nil
+	return Document{e: m.e, exp: m.exp}, nil
 }
