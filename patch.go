@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ttlstore/ttlstore/internal/jsonscan"
 	"github.com/ttlstore/ttlstore/internal/patch"
 )
 
@@ -146,7 +147,7 @@ func (c *Collection) patched(op string, old *entry, ops []PatchOp) (*entry, erro
 	if err != nil {
 		return nil, newErrorDetail(op, old.id(), ErrInvalidPatch, patchDetail(err))
 	}
-	e, err := c.prepare(op, out)
+	e, err := c.restamp(op, out, ops)
 	if err != nil {
 		return nil, err
 	}
@@ -154,6 +155,32 @@ func (c *Collection) patched(op string, old *entry, ops []PatchOp) (*entry, erro
 		return nil, err
 	}
 	return e, nil
+}
+
+// restamp builds the entry of out, the document a patch of a stored
+// document made with ops, as prepare would. A stored document is valid JSON
+// in stored form, and so is a patch of it whose values are valid: then
+// jsonscan.Locate finds its fields without validating every byte again,
+// which was most of a patch's cost (a 1 KB document took 3,700
+// instructions to validate, against some 200 to locate). Otherwise, or when
+// Locate declines (a value that nests too deep, whitespace it does not
+// take), prepare validates it and says what is wrong.
+func (c *Collection) restamp(op string, out []byte, ops []PatchOp) (*entry, error) {
+	if len(out) > c.maxSize {
+		return c.prepare(op, out) // which refuses it
+	}
+	for i := range ops {
+		if v := ops[i].Value; len(v) > 0 && !jsonscan.ValidValue(v, MaxDepth) {
+			return c.prepare(op, out)
+		}
+	}
+	e, data := newEntry(len(out))
+	copy(data, out)
+	f, ok := jsonscan.Locate(data, MaxDepth)
+	if !ok {
+		return c.prepare(op, out)
+	}
+	return finish(op, e, data, f, 0)
 }
 
 // patchDetail is a patch error's message without the package's prefix.

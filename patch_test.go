@@ -108,6 +108,37 @@ func TestPatchRefusals(t *testing.T) {
 	_, err = c.Patch("a", []ttlstore.PatchOp{{Kind: ttlstore.PatchMove, From: "/arr", Path: "/arr/0"}})
 	requireErrClass(t, err, ttlstore.ErrInvalidPatch)
 
+	// Values made in Go, not parsed: what a write would refuse, a patch
+	// refuses too (the stored document is not validated again when its
+	// patch's values are valid: see Collection.restamp).
+	for name, op := range map[string]ttlstore.PatchOp{
+		"invalid UTF-8":      {Kind: ttlstore.PatchSet, Path: "/s", Value: []byte("\"\xff\"")},
+		"nested too deep":    {Kind: ttlstore.PatchSet, Path: "/s", Value: []byte(strings.Repeat("[", ttlstore.MaxDepth) + strings.Repeat("]", ttlstore.MaxDepth))},
+		"not JSON":           {Kind: ttlstore.PatchSet, Path: "/s", Value: []byte(`{"a":}`)},
+		"a bad ttl":          {Kind: ttlstore.PatchSet, Path: "/ttl", Value: []byte(`1.5`)},
+		"a second id inside": {Kind: ttlstore.PatchSet, Path: "/arr/0", Value: []byte(`{"id":1,"_ts":2}`)},
+	} {
+		_, err := c.Patch("a", []ttlstore.PatchOp{op})
+		if name == "a second id inside" { // nested: allowed
+			require.NoError(t, err, name)
+			before = upsert(t, c, before.String())
+			continue
+		}
+		require.Error(t, err, name)
+		got, rerr := c.Read("a")
+		require.NoError(t, rerr)
+		assert.Equal(t, before.String(), got.String(), "a refused patch (%s) changed the document", name)
+	}
+	// The depth counts where the value lands: a member of a member of
+	// the document's array is at depth 3.
+	c3, _ := newCollection(t, ttlstore.Options{})
+	upsert(t, c3, `{"id":"a","arr":[1]}`)
+	nest := func(n int) []byte { return []byte(strings.Repeat("[", n) + strings.Repeat("]", n)) }
+	_, err = c3.Patch("a", []ttlstore.PatchOp{{Kind: ttlstore.PatchSet, Path: "/arr/0", Value: nest(ttlstore.MaxDepth - 1)}})
+	requireErrClass(t, err, ttlstore.ErrInvalidDocument)
+	_, err = c3.Patch("a", []ttlstore.PatchOp{{Kind: ttlstore.PatchSet, Path: "/arr/0", Value: nest(ttlstore.MaxDepth - 2)}})
+	require.NoError(t, err, "MaxDepth deep in all")
+
 	c2, _ := newCollection(t, ttlstore.Options{MaxPatchOperations: 20})
 	upsert(t, c2, `{"id":"a","n":0}`)
 	d, err := c2.Patch("a", ops(t, `[`+strings.TrimSuffix(strings.Repeat(`{"op":"incr","path":"/n","value":1},`, 20), ",")+`]`))

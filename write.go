@@ -109,6 +109,14 @@ func (c *Collection) prepare(op string, doc any) (*entry, error) {
 	if err != nil {
 		return nil, newErrorDetail(op, "", ErrInvalidDocument, strings.TrimPrefix(err.Error(), "jsonscan: "))
 	}
+	return finish(op, e, out, f, len(src)-len(out))
+}
+
+// finish completes the entry e, whose data holds out, the stored form of a
+// document in which jsonscan found f: it checks the id and the ttl, and
+// copies out to an entry of its own size when the id has escapes or e has
+// more than maxSlack bytes unused at its end.
+func finish(op string, e *entry, out []byte, f jsonscan.Fields, slack int) (*entry, error) {
 	id, detail := checkID(f, out)
 	if detail != "" {
 		return nil, newErrorDetail(op, "", ErrInvalidDocument, detail)
@@ -118,7 +126,7 @@ func (c *Collection) prepare(op string, doc any) (*entry, error) {
 		return nil, newErrorDetail(op, id, ErrInvalidTTL, detail)
 	}
 	idOff := f.IDStart
-	if f.IDEscaped || len(src)-len(out) > maxSlack {
+	if f.IDEscaped || slack > maxSlack {
 		// Copy to an entry of the exact size, with room after the JSON
 		// for the unescaped id if it has escapes.
 		extra := 0
@@ -126,6 +134,7 @@ func (c *Collection) prepare(op string, doc any) (*entry, error) {
 			extra = len(id)
 			idOff = len(out)
 		}
+		var data []byte
 		e, data = newEntry(len(out) + extra)
 		copy(data, out)
 		copy(data[len(out):], id)
