@@ -149,10 +149,8 @@ func trimPrefix(s string) string {
 //
 // In a bounded collection the batch's net growth is reserved as one
 // write's: NoEviction refuses the whole batch with ErrFull; an evicting
-// policy may evict for it, never the document of the batch's first
-// operation, but (for now) possibly another the batch names: an operation
-// that needs that document then fails the batch (ErrNotFound), and the
-// evictions made for it stand, as those of a refused write do. The batch's
+// policy may evict for it, but never a document the batch names (those it
+// replaces, reads, touches or deletes stay for it to find). The batch's
 // operations may name any ids: Cosmos DB's batches are limited to one
 // partition key, and a collection without one is a single partition.
 func (c *Collection) ExecuteBatch(b *Batch) ([]Document, error) {

@@ -145,6 +145,39 @@ func TestBatchBoundedRefusedWhole(t *testing.T) {
 	assert.Equal(t, []string{"b", "c", "d"}, ids(c))
 }
 
+// An evicting policy makes a batch's room from documents outside it: every
+// document the batch names is kept, though they are the coldest or the
+// soonest to expire, so that its replaces, reads and touches find them.
+func TestBatchEvictsOutsideItself(t *testing.T) {
+	for _, policy := range []ttlstore.EvictionPolicy{ttlstore.EvictColdest, ttlstore.EvictSoonestExpiry} {
+		t.Run(policy.String(), func(t *testing.T) {
+			var evicted []string
+			c, _ := newCollection(t, ttlstore.Options{MaxDocuments: 6, Eviction: policy, DefaultTTL: ttlstore.TTL(-1),
+				OnEvict: func(d ttlstore.Document) { evicted = append(evicted, d.ID()) }})
+			// The batch's documents first, soonest to expire and never
+			// read; then the others, read often.
+			for i, id := range []string{"a", "b", "c"} {
+				upsert(t, c, fmt.Sprintf(`{"id":%q,"ttl":%d}`, id, 100+i))
+			}
+			for i, id := range []string{"x", "y", "z"} {
+				upsert(t, c, fmt.Sprintf(`{"id":%q,"ttl":%d}`, id, 1000+i))
+				for range 5 {
+					_, err := c.Read(id)
+					require.NoError(t, err)
+				}
+			}
+			var b ttlstore.Batch
+			b.Create([]byte(`{"id":"n1","ttl":50}`)).Replace([]byte(`{"id":"b","v":1,"ttl":60}`)).Create([]byte(`{"id":"n2","ttl":50}`)).
+				Read("c").Touch("a").Create([]byte(`{"id":"n3","ttl":50}`))
+			got, err := c.ExecuteBatch(&b)
+			require.NoError(t, err)
+			require.Len(t, got, 6)
+			assert.ElementsMatch(t, []string{"x", "y", "z"}, evicted, "evicted a document of the batch")
+			assert.ElementsMatch(t, []string{"a", "b", "c", "n1", "n2", "n3"}, ids(c))
+		})
+	}
+}
+
 // No snapshot of All sees part of a batch: batches move a token between
 // documents in many shards while iterations count the tokens.
 func TestBatchIsolatedFromIteration(t *testing.T) {

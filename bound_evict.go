@@ -43,7 +43,7 @@ func unlockOther(t, held *shard) {
 // lockOther): the victim is then left in r.pick.
 func (c *Collection) evictColdest(held *shard, id string, r *room) (ok bool, err error) {
 	for {
-		v := c.lim.cold.victim(id, !r.covered) // counted in filing if not nil and not covered
+		v := c.lim.cold.victim(id, r.keep, !r.covered) // counted in filing if not nil and not covered
 		if v == nil {
 			return false, nil
 		}
@@ -82,6 +82,9 @@ func (c *Collection) evictPicked(held *shard, v *entry, r *room) (bool, error) {
 // expire, or when the shard to evict from is not held and its lock is
 // taken (see lockOther).
 func (c *Collection) evictSoonest(held *shard, id string, r *room) (ok bool, err error) {
+	if r.keep != nil {
+		return c.evictSoonestKept(held, id, r)
+	}
 	for {
 		// The shard with the earliest expiry: the earliest first, then
 		// where it is (two loops without branches to mispredict but one,
@@ -98,7 +101,7 @@ func (c *Collection) evictSoonest(held *shard, id string, r *room) (ok bool, err
 		if !lockOther(s, held) {
 			return false, nil
 		}
-		v, exp := s.index.soonest(id)
+		v, exp := s.index.soonest(id, r.keep)
 		if v != nil && exp <= first {
 			err := c.evictLocked(s, maphash.String(c.seed, v.id()), v, exp, r)
 			unlockOther(s, held)
@@ -136,7 +139,7 @@ func (c *Collection) evictSoonest(held *shard, id string, r *room) (ok bool, err
 				if !lockOther(t, held) {
 					return false, nil
 				}
-				if w, exp := t.index.soonest(id); w != nil && exp == second {
+				if w, exp := t.index.soonest(id, r.keep); w != nil && exp == second {
 					err := c.evictLocked(t, maphash.String(c.seed, w.id()), w, exp, r)
 					unlockOther(t, held)
 					return true, err
@@ -145,6 +148,43 @@ func (c *Collection) evictSoonest(held *shard, id string, r *room) (ok bool, err
 				break
 			}
 		}
+	}
+}
+
+// evictSoonestKept is evictSoonest for a batch, which keeps several
+// documents (r.keep): the shards' earliest expiries may all be the batch's,
+// so it asks every shard for its soonest but those, and evicts the
+// soonest of all. Batches that must evict are rare; it costs a pass over
+// the shards.
+func (c *Collection) evictSoonestKept(held *shard, id string, r *room) (ok bool, err error) {
+	for {
+		best, bestExp := -1, neverExpires
+		for j := range c.shards {
+			if c.minExps[j].Load() >= bestExp {
+				continue // nothing there expires sooner
+			}
+			t := &c.shards[j]
+			if !lockOther(t, held) {
+				return false, nil
+			}
+			if _, exp := t.index.soonest(id, r.keep); exp < bestExp {
+				best, bestExp = j, exp
+			}
+			unlockOther(t, held)
+		}
+		if best < 0 {
+			return false, nil // only the batch's documents can expire
+		}
+		t := &c.shards[best]
+		if !lockOther(t, held) {
+			return false, nil
+		}
+		if v, exp := t.index.soonest(id, r.keep); v != nil && exp == bestExp {
+			err := c.evictLocked(t, maphash.String(c.seed, v.id()), v, exp, r)
+			unlockOther(t, held)
+			return true, err
+		}
+		unlockOther(t, held) // changed meanwhile: look again
 	}
 }
 

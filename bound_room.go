@@ -36,6 +36,10 @@ type room struct {
 	pick *entry
 	// counted is whether r's room counts in limits.filing (see take).
 	counted bool
+	// keep is the ids, besides the one makeRoom is given, that the room
+	// is for and that must not be evicted to make it: a batch's other
+	// documents. Nil for a write of one document.
+	keep map[string]struct{}
 	// covered is set while makeRoomLocked works for a write that holds
 	// its shard's lock and its own count in limits.filing (startFiling):
 	// that count stands for the room r takes and for the victims picked

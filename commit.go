@@ -339,11 +339,15 @@ func (c *Collection) reserve(cm *commit) (retry bool, err error) {
 	if !c.lim.reserve(cm.dDocs, cm.dBytes, &cm.r) {
 		// pinned is what the commit leaves that the policy may not
 		// evict for it (see canMake): its own documents, which take
-		// the place of their ids' current ones.
+		// the place of their ids' current ones, and those it reads or
+		// touches.
 		ms := cm.muts()
 		var pinned int64
 		for i := range ms {
 			m := &ms[i]
+			if (m.kind == read || m.kind == touch) && m.prev == 0 && m.oldLive {
+				pinned += weigh(m.old)
+			}
 			if m.kind != put && m.kind != amend {
 				continue
 			}
@@ -356,6 +360,14 @@ func (c *Collection) reserve(cm *commit) (retry bool, err error) {
 		// they are never the -1 and -1 that makeRoom takes for
 		// "within the bounds".)
 		first := &ms[0]
+		if len(ms) > 1 && cm.r.keep == nil {
+			// None of the commit's documents is evicted for it: its
+			// checks found them, and its room counts on them.
+			cm.r.keep = make(map[string]struct{}, len(ms))
+			for i := range ms[1:] {
+				cm.r.keep[ms[1+i].id] = struct{}{}
+			}
+		}
 		fit := false
 		if len(ms) == 1 {
 			n := first.s.docs.len()

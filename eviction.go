@@ -227,25 +227,39 @@ func (p *coldest) detach(e *entry) {
 	}
 }
 
-// victim picks the document to evict, other than the one with id skip,
-// takes it out of the queues, counts it in picked if count is set, and
-// returns it; nil when there is none.
-func (p *coldest) victim(skip string, count bool) *entry {
+// victim picks the document to evict, other than the one with id skip and
+// those whose ids are in others (nil for none), takes it out of the queues,
+// counts it in picked if count is set, and returns it; nil when there is
+// none.
+func (p *coldest) victim(skip string, others map[string]struct{}, count bool) *entry {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	// The document with id skip, when met, is set aside and put back at
-	// the tail of its queue at the end, so that the others are looked at.
-	var aside *entry
-	var asideSeg uint8
+	// The documents not to evict, when met, are set aside and put back at
+	// the tail of their queues at the end, so that the others are looked
+	// at. One is kept without allocating.
+	type setAsideEntry struct {
+		e   *entry
+		seg uint8
+	}
+	var aside [1]setAsideEntry
+	var asides []setAsideEntry
 	defer func() {
-		if aside != nil {
-			p.push(p.queueOf(asideSeg), aside, asideSeg)
+		if a := aside[0]; a.e != nil {
+			p.push(p.queueOf(a.seg), a.e, a.seg)
+		}
+		for _, a := range asides {
+			p.push(p.queueOf(a.seg), a.e, a.seg)
 		}
 	}()
 	setAside := func(e *entry) {
-		aside, asideSeg = e, e.seg
+		if aside[0].e == nil {
+			aside[0] = setAsideEntry{e, e.seg}
+		} else {
+			asides = append(asides, setAsideEntry{e, e.seg})
+		}
 		p.detach(e)
 	}
+	kept := func(e *entry) bool { return excepted(e.id(), skip, others) }
 	// chances bounds the second chances given in one call: readers may
 	// keep reading, and each read earns one.
 	chances := p.len() + 8
@@ -261,7 +275,7 @@ func (p *coldest) victim(skip string, count bool) *entry {
 			if w == nil {
 				return nil
 			}
-			if w.id() == skip {
+			if kept(w) {
 				setAside(w)
 				continue
 			}
@@ -284,7 +298,7 @@ func (p *coldest) victim(skip string, count bool) *entry {
 			chances = p.demote(chances)
 			continue
 		}
-		if v.id() == skip {
+		if kept(v) {
 			setAside(v)
 			continue
 		}
@@ -297,7 +311,7 @@ func (p *coldest) victim(skip string, count bool) *entry {
 			}
 		}
 		p.cand = nil
-		if c != nil && c != v && c.id() != skip {
+		if c != nil && c != v && !kept(c) {
 			p.stats.duels++
 			if p.admit(c, v) {
 				p.stats.admitted++

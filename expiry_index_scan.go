@@ -134,14 +134,14 @@ func (x *expiryIndex) appendLive(now int64, out []*entry) []*entry {
 }
 
 // soonest returns the entry that expires soonest but for the one whose id
-// is except, and its expiry second; nil and neverExpires when there is
-// none. Ties go any way.
-func (x *expiryIndex) soonest(except string) (*entry, int64) {
+// is except and those whose ids are in others (nil for none), and its
+// expiry second; nil and neverExpires when there is none. Ties go any way.
+func (x *expiryIndex) soonest(except string, others map[string]struct{}) (*entry, int64) {
 	var v *entry
 	var vk key
 	x.tree.Ascend(func(r leafRef) bool {
 		for _, e := range r.l.items {
-			if k := keyOf(e); (v == nil || k.less(vk)) && e.id() != except {
+			if k := keyOf(e); (v == nil || k.less(vk)) && !excepted(e.id(), except, others) {
 				v, vk = e, k
 			}
 		}
@@ -151,6 +151,15 @@ func (x *expiryIndex) soonest(except string) (*entry, int64) {
 		return nil, neverExpires
 	}
 	return v, vk.exp
+}
+
+// excepted reports whether id is except or one of others.
+func excepted(id, except string, others map[string]struct{}) bool {
+	if id == except {
+		return true
+	}
+	_, ok := others[id]
+	return ok
 }
 
 // rebuild replaces the index's contents with entries, each expiring at the
