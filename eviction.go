@@ -261,7 +261,7 @@ func (p *coldest) victim(skip string, count bool) *entry {
 			if w == nil {
 				return nil
 			}
-			if w.id() == skip {
+			if w.key() == skip {
 				setAside(w)
 				continue
 			}
@@ -284,7 +284,7 @@ func (p *coldest) victim(skip string, count bool) *entry {
 			chances = p.demote(chances)
 			continue
 		}
-		if v.id() == skip {
+		if v.key() == skip {
 			setAside(v)
 			continue
 		}
@@ -297,7 +297,7 @@ func (p *coldest) victim(skip string, count bool) *entry {
 			}
 		}
 		p.cand = nil
-		if c != nil && c != v && c.id() != skip {
+		if c != nil && c != v && c.key() != skip {
 			p.stats.duels++
 			if p.admit(c, v) {
 				p.stats.admitted++
@@ -367,7 +367,7 @@ func (p *coldest) freq(e *entry) int {
 // flush adds e's reads to the sketch.
 func (p *coldest) flush(e *entry) { p.freq(e) }
 
-func (p *coldest) hash(e *entry) uint64 { return maphash.String(p.seed, e.id()) }
+func (p *coldest) hash(e *entry) uint64 { return maphash.String(p.seed, e.key()) }
 
 func (p *coldest) queueOf(seg uint8) *queue {
 	switch seg {

@@ -141,7 +141,7 @@ func (x *expiryIndex) soonest(except string) (*entry, int64) {
 	var vk key
 	x.tree.Ascend(func(r leafRef) bool {
 		for _, e := range r.l.items {
-			if k := keyOf(e); (v == nil || k.less(vk)) && e.id() != except {
+			if k := keyOf(e); (v == nil || k.less(vk)) && e.key() != except {
 				v, vk = e, k
 			}
 		}
