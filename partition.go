@@ -272,9 +272,6 @@ func (p *pkPath) partitionKeyOf(out []byte) (string, string) {
 	}
 }
 
-// partitioned reports whether the collection has a partition key path.
-func (c *Collection) partitioned() bool { return c.pk != nil }
-
 // keyIn returns the key of id in the partition pk for a call named op. An
 // unpartitioned collection is one partition, PartitionKeyNone: any other
 // pk is ErrInvalidPartitionKey.
