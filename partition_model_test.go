@@ -22,7 +22,11 @@ import (
 // on a map from (partition, id) to the document's value, and after every
 // operation requires that they agree: each call's error class, ReadIn of
 // every (partition, id), AllIn of every partition, All and Len; and that
-// the collection's invariants hold. TTL is off: this is the partition key
+// the collection's invariants hold. Half the machines are bounded
+// (MaxDocuments, each eviction policy): a write may then be refused with
+// ErrFull, changing nothing, or evict (OnEvict takes the document out of
+// the model too), and the documents held, deleted partitions not yet swept
+// included, never pass the bound. TTL is off: this is the partition key
 // contract, which TestModel's TTL rules do not involve.
 func TestPartitionModel(t *testing.T) {
 	pks := []ttlstore.PartitionKey{
@@ -44,12 +48,26 @@ func TestPartitionModel(t *testing.T) {
 		durable := rapid.Bool().Draw(rt, "durable")
 		fsys := vfs.NewMemFS()
 		clk := newMock()
+		model := map[key]int{}
 		opts := ttlstore.Options{
 			PartitionKeyPath: "/tenant",
 			Clock:            clk,
 			SweepInterval:    ttlstore.ManualSweep,
 			SweepBatch:       rapid.IntRange(0, 3).Draw(rt, "SweepBatch"),
+			// An eviction is the model's too (it is never the
+			// evicting write's own document).
+			OnEvict: func(d ttlstore.Document) {
+				delete(model, key{slices.Index(pks, d.PartitionKey()), d.ID()})
+			},
 		}
+		bounded := rapid.Bool().Draw(rt, "bounded")
+		if bounded {
+			opts.MaxDocuments = rapid.IntRange(2, 8).Draw(rt, "MaxDocuments")
+			opts.Eviction = rapid.SampledFrom([]ttlstore.EvictionPolicy{ttlstore.NoEviction, ttlstore.EvictColdest, ttlstore.EvictSoonestExpiry}).Draw(rt, "Eviction")
+		}
+		// full reports whether err is a bounded collection's refusal of a
+		// write that needed room: the write changed nothing.
+		full := func(err error) bool { return bounded && errors.Is(err, ttlstore.ErrFull) }
 		open := func() *ttlstore.Collection {
 			if !durable {
 				c, err := ttlstore.New(opts)
@@ -62,7 +80,6 @@ func TestPartitionModel(t *testing.T) {
 		}
 		c := open()
 		defer func() { c.Close() }()
-		model := map[key]int{}
 		doc := func(k key, v int) []byte {
 			m := spellings[k.pk]
 			return []byte(fmt.Sprintf(`{"id":%q,"v":%d%s}`, k.id, v, m[rapid.IntRange(0, len(m)-1).Draw(rt, "spelling")]))
@@ -83,12 +100,18 @@ func TestPartitionModel(t *testing.T) {
 			switch op := rapid.IntRange(0, 11).Draw(rt, "op"); op {
 			case 0:
 				_, err := c.Create(doc(k, step))
+				if full(err) {
+					break
+				}
 				want("create", err, !exists, ttlstore.ErrConflict)
 				if !exists {
 					model[k] = step
 				}
 			case 1:
 				_, err := c.Upsert(doc(k, step))
+				if full(err) {
+					break
+				}
 				require.NoError(rt, err)
 				model[k] = step
 			case 2:
@@ -122,6 +145,9 @@ func TestPartitionModel(t *testing.T) {
 				o := key{k.pk, ids[(slices.Index(ids, k.id)+1)%len(ids)]}
 				_, oexists := model[o]
 				_, err := c.ExecuteBatch(new(ttlstore.Batch).In(pk).Upsert(doc(k, step)).Delete(o.id))
+				if full(err) {
+					break
+				}
 				want("batch", err, oexists, ttlstore.ErrNotFound)
 				if oexists {
 					model[k] = step
@@ -179,6 +205,10 @@ func TestPartitionModel(t *testing.T) {
 				n++
 			}
 			require.Equal(rt, len(model), n)
+			if bounded {
+				st := c.Stats()
+				require.LessOrEqual(rt, st.Live+st.Expired+st.Deleted, opts.MaxDocuments, "step %d: the bound holds", step)
+			}
 		}
 	})
 }
