@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"testing"
+	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -115,4 +117,45 @@ func BenchmarkAllIn(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestSweepBatchSkipsHidden: an expired document that DeletePartition hid
+// is removed by an expiry sweep's batch like any other, but not returned
+// for OnExpire (a deletion is not an expiry), and the purge then finds it
+// gone. (Sweep purges before it sweeps expiries, so only a
+// DeletePartition between the two, or a write's sweep for room, meets
+// this.)
+func TestSweepBatchSkipsHidden(t *testing.T) {
+	clk := clock.NewMock()
+	var reported []string
+	c, err := New(Options{PartitionKeyPath: "/p", DefaultTTL: TTL(10), Clock: clk, SweepInterval: ManualSweep,
+		OnExpire: func(d Document) { reported = append(reported, d.ID()) }})
+	require.NoError(t, err)
+	defer c.Close()
+	for _, doc := range []string{`{"id":"a","p":1}`, `{"id":"b","p":1}`, `{"id":"c","p":2}`} {
+		_, err := c.Upsert(doc)
+		require.NoError(t, err)
+	}
+	pk := PartitionKeyNumber(1)
+	s, _ := c.shardFor(pk.encoding())
+	require.NoError(t, c.DeletePartition(pk))
+	clk.Add(10 * time.Second)
+	var b sweepBuffers
+	removed, ok := s.sweepBatchFor(c, &b)
+	require.True(t, ok)
+	for _, sl := range removed {
+		assert.NotEqual(t, pk.encoding(), sl.e.pk(), "a hidden document returned for OnExpire")
+	}
+	require.NoError(t, c.checkInvariants())
+	c.purgeShards(nil)
+	assert.Zero(t, c.purging.Load())
+	assert.Zero(t, c.Stats().Deleted)
+	c.Sweep()
+	assert.Equal(t, []string{"c"}, reported)
+	require.NoError(t, c.checkInvariants())
+}
+
+// sweepBatchFor runs one expiry sweep batch of s at c's current second.
+func (s *shard) sweepBatchFor(c *Collection, b *sweepBuffers) ([]slot, bool) {
+	return c.sweepBatch(s, c.now(), b)
 }
