@@ -94,7 +94,8 @@ type Options struct {
 	// could wait for. A write reports what it removed at its end, after it
 	// stored its own document (or gave up) and, in a durable collection,
 	// once the removals' log records are as durable as its own. Explicit
-	// deletes are not reported.
+	// deletes are not reported, DeletePartition's included, even of a
+	// document that had expired when its partition was deleted.
 	OnExpire func(Document)
 
 	// MaxDocuments bounds how many documents the collection holds, expired

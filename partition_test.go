@@ -565,3 +565,63 @@ func FuzzPartitionWrite(f *testing.F) {
 		require.NoError(t, c.CheckInvariants())
 	})
 }
+
+// TestDeletePartitionConcurrent deletes a partition again and again while
+// other goroutines write, read and iterate it and the background sweeper
+// removes what was hidden (for the race detector, and the invariants):
+// once DeletePartition has returned, a read never finds a document that a
+// write finished before the call.
+func TestDeletePartitionConcurrent(t *testing.T) {
+	c, err := ttlstore.New(ttlstore.Options{PartitionKeyPath: "/tenant", SweepInterval: time.Millisecond, SweepBatch: 8})
+	require.NoError(t, err)
+	defer func() {
+		require.NoError(t, c.CheckInvariants())
+		require.NoError(t, c.Close())
+	}()
+	done := make(chan struct{})
+	errs := make(chan error, 4)
+	for w := range 3 {
+		go func() {
+			var err error
+			defer func() { errs <- err }()
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				id := fmt.Sprintf("d%d", i%50)
+				switch w {
+				case 0:
+					_, err = c.Upsert([]byte(fmt.Sprintf(`{"id":%q,"tenant":"a","w":%d}`, id, i)))
+				case 1:
+					if _, err = c.ReadIn(pkA, id); errors.Is(err, ttlstore.ErrNotFound) {
+						err = nil
+					}
+				case 2:
+					for range c.AllIn(pkA) {
+					}
+					_, err = c.UpsertIn(pkB, []byte(fmt.Sprintf(`{"id":%q,"tenant":"b"}`, id)))
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+	for range 200 {
+		// Documents written before the call: a marker, then the delete.
+		_, err := c.Upsert([]byte(`{"id":"marker","tenant":"a"}`))
+		require.NoError(t, err)
+		require.NoError(t, c.DeletePartition(pkA))
+		_, err = c.ReadIn(pkA, "marker")
+		require.ErrorIs(t, err, ttlstore.ErrNotFound, "a document written before DeletePartition")
+	}
+	close(done)
+	for range 3 {
+		require.NoError(t, <-errs)
+	}
+	c.Sweep()
+	assert.Zero(t, c.Stats().Deleted)
+	assert.Len(t, idsIn(c, pkB), 50)
+}
