@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -580,6 +581,7 @@ func TestDeletePartitionConcurrent(t *testing.T) {
 	}()
 	done := make(chan struct{})
 	errs := make(chan error, 4)
+	var rounds [3]atomic.Int64 // each writer's iterations
 	for w := range 3 {
 		go func() {
 			var err error
@@ -606,10 +608,11 @@ func TestDeletePartitionConcurrent(t *testing.T) {
 				if err != nil {
 					return
 				}
+				rounds[w].Add(1)
 			}
 		}()
 	}
-	for range 200 {
+	for i := 0; i < 200 || rounds[0].Load() < 100 || rounds[1].Load() < 100 || rounds[2].Load() < 100; i++ {
 		// Documents written before the call: a marker, then the delete.
 		_, err := c.Upsert([]byte(`{"id":"marker","tenant":"a"}`))
 		require.NoError(t, err)
