@@ -276,3 +276,46 @@ func TestDurablePartitionDeleteFaults(t *testing.T) {
 		}
 	}
 }
+
+// TestDurablePartitionBatchFaults fails each file-system step of a
+// partition's batch, then crashes: after Open the batch is all there or
+// not at all, and there whenever ExecuteBatch returned nil.
+func TestDurablePartitionBatchFaults(t *testing.T) {
+	for n := int64(1); n <= 4; n++ {
+		for _, tear := range []bool{false, true} {
+			t.Run(fmt.Sprintf("step=%d/tear=%v", n, tear), func(t *testing.T) {
+				fsys := vfs.NewMemFS()
+				clk := newMock()
+				c, err := openPartitioned(t, fsys, clk, 1<<20)
+				require.NoError(t, err)
+				mustUpsert(t, c, `{"id":"old","tenant":"a"}`)
+				mustUpsert(t, c, `{"id":"old","tenant":"b"}`)
+				fsys.SetHook(vfs.FailNth(n, nil))
+				b := new(ttlstore.Batch).In(pkA).Delete("old")
+				for i := range 10 {
+					b.Create(fmt.Sprintf(`{"id":"n%d","tenant":"a","pad":%q}`, i, strings.Repeat("x", 200)))
+				}
+				_, batchErr := c.ExecuteBatch(b)
+				after := fsys.Crash(rand.New(rand.NewPCG(uint64(n), 5)), tear)
+				c.Close()
+				c, err = openPartitioned(t, after, clk, 1<<20)
+				require.NoError(t, err)
+				defer c.Close()
+				require.NoError(t, c.CheckInvariants())
+				got := idsIn(c, pkA)
+				all := []string{"n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8", "n9"}
+				if batchErr == nil {
+					assert.Equal(t, all, got)
+				} else {
+					require.ErrorIs(t, batchErr, ttlstore.ErrIO)
+					if len(got) != 1 {
+						assert.Equal(t, all, got, "all or nothing")
+					} else {
+						assert.Equal(t, []string{"old"}, got, "all or nothing")
+					}
+				}
+				assert.Equal(t, []string{"old"}, idsIn(c, pkB), "the other partition's old is untouched")
+			})
+		}
+	}
+}
