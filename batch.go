@@ -26,8 +26,26 @@ const (
 // operation and returns b, so that calls can be chained. A Batch holds the
 // documents given to it until ExecuteBatch copies them; it is not safe for
 // concurrent use, and may be executed more than once.
+//
+// On a partitioned collection a batch is in one partition, as in Azure
+// Cosmos DB: name it with In. Its operations name documents by id within
+// it, and every document it writes must be in it.
 type Batch struct {
-	ops []batchOp
+	ops   []batchOp
+	pk    PartitionKey
+	hasPK bool // In was called
+}
+
+// In makes b a batch of the partition pk and returns b: every operation's
+// id is in pk, and every document b writes must be in pk (a document in
+// another fails the batch with ErrInvalidDocument, naming both). A
+// partition is one shard, so the batch locks one shard. ExecuteBatch on a
+// partitioned collection refuses a batch without In
+// (ErrPartitionKeyRequired); on a collection without a PartitionKeyPath,
+// pk must be PartitionKeyNone (ErrInvalidPartitionKey otherwise).
+func (b *Batch) In(pk PartitionKey) *Batch {
+	b.pk, b.hasPK = pk, true
+	return b
 }
 
 // batchOp is one operation of a Batch.
@@ -150,9 +168,11 @@ func trimPrefix(s string) string {
 // In a bounded collection the batch's net growth is reserved as one
 // write's: NoEviction refuses the whole batch with ErrFull; an evicting
 // policy may evict for it, but never a document the batch names (those it
-// replaces, reads, touches or deletes stay for it to find). The batch's
-// operations may name any ids: Cosmos DB's batches are limited to one
-// partition key, and a collection without one is a single partition.
+// replaces, reads, touches or deletes stay for it to find). On a
+// collection without a PartitionKeyPath, the batch's operations may name
+// any ids: a collection without a partition key is a single partition. On
+// a partitioned one, the batch is in the one partition In names (see
+// Batch), as in Azure Cosmos DB.
 func (c *Collection) ExecuteBatch(b *Batch) ([]Document, error) {
 	if c.closed.Load() {
 		return nil, &BatchError{Index: -1, Err: newError("batch", "", ErrClosed)}
@@ -164,17 +184,31 @@ func (c *Collection) ExecuteBatch(b *Batch) ([]Document, error) {
 		return nil, &BatchError{Index: -1, Err: newErrorDetail("batch", "", ErrTooLarge,
 			strconv.Itoa(len(b.ops))+" operations, more than "+strconv.Itoa(MaxBatchOperations))}
 	}
+	prefix := ""
+	switch {
+	case c.pk != nil && !b.hasPK:
+		return nil, &BatchError{Index: -1, Err: newErrorDetail("batch", "", ErrPartitionKeyRequired,
+			"the collection's PartitionKeyPath is "+strconv.Quote(c.pk.path)+": name the batch's partition with In")}
+	case c.pk == nil && b.pk.enc != "":
+		return nil, &BatchError{Index: -1, Err: newErrorDetail("batch", "", ErrInvalidPartitionKey,
+			"partition key "+b.pk.String()+" given, but the collection has no PartitionKeyPath: only PartitionKeyNone() names its one partition")}
+	case c.pk != nil:
+		prefix = b.pk.encoding()
+	}
 	cm := commit{op: "batch", many: make([]mutation, len(b.ops))}
 	total := 0
 	for i, op := range b.ops {
 		m := &cm.many[i]
-		m.op, m.kind, m.mode, m.ifMatch, m.checkMatch, m.id, m.ops = op.name, op.kind, op.mode, op.ifMatch, op.checkMatch, op.id, op.ops
+		m.op, m.kind, m.mode, m.ifMatch, m.checkMatch, m.id, m.ops = op.name, op.kind, op.mode, op.ifMatch, op.checkMatch, prefix+op.id, op.ops
 		if len(op.ops) > c.maxPatch {
 			return nil, &BatchError{Index: i, Err: newErrorDetail(op.name, op.id, ErrTooLarge,
 				strconv.Itoa(len(op.ops))+" patch operations, more than "+strconv.Itoa(c.maxPatch))}
 		}
 		if op.kind == put {
 			e, err := c.prepare(op.name, op.doc)
+			if err == nil && c.pk != nil {
+				err = c.checkIn(op.name, b.pk, e)
+			}
 			if err == nil {
 				err = c.checkWeight(op.name, e)
 			}
@@ -185,7 +219,7 @@ func (c *Collection) ExecuteBatch(b *Batch) ([]Document, error) {
 				return nil, &BatchError{Index: -1, Err: newErrorDetail("batch", "", ErrTooLarge,
 					"documents of more than "+strconv.Itoa(MaxBatchBytes)+" bytes of JSON")}
 			}
-			m.e, m.w, m.id = e, weigh(e), e.id()
+			m.e, m.w, m.id = e, weigh(e), e.key()
 		}
 		m.s, m.h = c.shardFor(m.id)
 	}

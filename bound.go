@@ -114,7 +114,7 @@ func checkLimits(op string, maxDocs int, maxBytes int64) error {
 func (c *Collection) checkWeight(op string, e *entry) error {
 	if max := c.lim.maxBytes.Load(); max > 0 {
 		if w := weigh(e); w > max {
-			return newErrorDetail(op, e.id(), ErrTooLarge, "it weighs "+strconv.FormatInt(w, 10)+
+			return newErrorDetail(op, e.key(), ErrTooLarge, "it weighs "+strconv.FormatInt(w, 10)+
 				" bytes (see Document.Weight), more than MaxBytes "+strconv.FormatInt(max, 10))
 		}
 	}

@@ -1,7 +1,5 @@
 package ttlstore
 
-import "hash/maphash"
-
 // Evicting one document for a write: finding the victim the policy names
 // (EvictColdest's pick, or the document expiring soonest across the shards
 // under EvictSoonestExpiry), taking its shard's lock, and removing it
@@ -58,7 +56,7 @@ func (c *Collection) evictColdest(held *shard, id string, r *room) (ok bool, err
 // reports whether it did. held is as for evictColdest: when v's shard is
 // not held and its lock is taken, v is left in r.pick.
 func (c *Collection) evictPicked(held *shard, v *entry, r *room) (bool, error) {
-	vid := v.id()
+	vid := v.key()
 	t, h := c.shardFor(vid)
 	if !lockOther(t, held) {
 		r.pick = v
@@ -103,7 +101,7 @@ func (c *Collection) evictSoonest(held *shard, id string, r *room) (ok bool, err
 		}
 		v, exp := s.index.soonest(id, r.keep)
 		if v != nil && exp <= first {
-			err := c.evictLocked(s, maphash.String(c.seed, v.id()), v, exp, r)
+			err := c.evictLocked(s, keyHash(c.seed, v.key()), v, exp, r)
 			unlockOther(s, held)
 			return true, err
 		}
@@ -117,7 +115,7 @@ func (c *Collection) evictSoonest(held *shard, id string, r *room) (ok bool, err
 		}
 		switch {
 		case v != nil && exp <= second:
-			err := c.evictLocked(s, maphash.String(c.seed, v.id()), v, exp, r)
+			err := c.evictLocked(s, keyHash(c.seed, v.key()), v, exp, r)
 			unlockOther(s, held)
 			return true, err
 		case second == neverExpires:
@@ -140,7 +138,7 @@ func (c *Collection) evictSoonest(held *shard, id string, r *room) (ok bool, err
 					return false, nil
 				}
 				if w, exp := t.index.soonest(id, r.keep); w != nil && exp == second {
-					err := c.evictLocked(t, maphash.String(c.seed, w.id()), w, exp, r)
+					err := c.evictLocked(t, keyHash(c.seed, w.key()), w, exp, r)
 					unlockOther(t, held)
 					return true, err
 				}
@@ -180,7 +178,7 @@ func (c *Collection) evictSoonestKept(held *shard, id string, r *room) (ok bool,
 			return false, nil
 		}
 		if v, exp := t.index.soonest(id, r.keep); v != nil && exp == bestExp {
-			err := c.evictLocked(t, maphash.String(c.seed, v.id()), v, exp, r)
+			err := c.evictLocked(t, keyHash(c.seed, v.key()), v, exp, r)
 			unlockOther(t, held)
 			return true, err
 		}
@@ -194,7 +192,7 @@ func (c *Collection) evictSoonestKept(held *shard, id string, r *room) (ok bool,
 // once no lock is held. s.mu must be held for writing.
 func (c *Collection) evictLocked(s *shard, h uint64, v *entry, exp int64, r *room) error {
 	if c.d != nil {
-		lsn, err := c.d.log.appendDelete(v.id())
+		lsn, err := c.d.log.appendDelete(v.key())
 		if err != nil {
 			if c.lim.cold != nil {
 				c.lim.cold.add(v) // still stored: the policy must keep it
@@ -214,6 +212,6 @@ func (c *Collection) evictLocked(s *shard, h uint64, v *entry, exp int64, r *roo
 	}
 	// The policy took v out of its queues when it picked it.
 	c.unfileLocked(s, h, v, exp)
-	r.removed(removal{slot: slot{e: v, exp: exp}, expired: isExpired(exp, r.now)})
+	r.removed(removal{slot: slot{e: v, exp: exp}, expired: isExpired(exp, r.now), hidden: s.hidden(v)})
 	return nil
 }

@@ -54,6 +54,7 @@ type room struct {
 type removal struct {
 	slot
 	expired bool
+	hidden  bool // deleted by DeletePartition before it was removed: reported to no one
 }
 
 // removed adds a removal to those r reports.
@@ -212,7 +213,9 @@ func (c *Collection) makeRoom(op, id string, dDocs, dBytes, pinned int64, r *roo
 // calls makeRoom, which carries on with what r holds. Either way, what it
 // evicted is in r's removals, to be reported at the write's end.
 func (c *Collection) makeRoomLocked(s *shard, id string, dDocs, dBytes, pinned, now int64, r *room) (bool, error) {
-	if c.lim.policy == NoEviction || c.lim.floor.expiredBy(now) || !c.lim.canMake(dDocs, dBytes, pinned) {
+	// (What DeletePartition hid goes before any eviction: makeRoom
+	// removes it.)
+	if c.lim.policy == NoEviction || c.purging.Load() > 0 || c.lim.floor.expiredBy(now) || !c.lim.canMake(dDocs, dBytes, pinned) {
 		return false, nil
 	}
 	r.now = now
@@ -245,6 +248,10 @@ func (c *Collection) makeRoomLocked(s *shard, id string, dDocs, dBytes, pinned, 
 // are synced as the write's own is (r.lsn).
 func (c *Collection) sweepForRoom(now int64, enough func() bool, r *room) bool {
 	if enough() {
+		return true
+	}
+	// What DeletePartition hid goes first: it is reported to no one.
+	if c.purgeShards(enough) > 0 && enough() {
 		return true
 	}
 	// One atomic load when nothing has expired; the shards' minima, and
@@ -303,6 +310,9 @@ func (c *Collection) reportEvictions(r *room) {
 
 func (c *Collection) reportEvictedOne(rm removal) {
 	c.views.forget(rm.e)
+	if rm.hidden {
+		return
+	}
 	if rm.expired {
 		c.swept.Add(1)
 		if c.onExpire != nil {

@@ -94,7 +94,8 @@ type Options struct {
 	// could wait for. A write reports what it removed at its end, after it
 	// stored its own document (or gave up) and, in a durable collection,
 	// once the removals' log records are as durable as its own. Explicit
-	// deletes are not reported.
+	// deletes are not reported, DeletePartition's included, even of a
+	// document that had expired when its partition was deleted.
 	OnExpire func(Document)
 
 	// MaxDocuments bounds how many documents the collection holds, expired
@@ -137,6 +138,22 @@ type Options struct {
 	// negative values make New fail.
 	MaxPatchOperations int
 
+	// PartitionKeyPath is the collection's partition key path, Azure
+	// Cosmos DB's partitionKey.paths[0]: a JSON Pointer such as "/tenant"
+	// or "/a/b" ("~1" for a '/' and "~0" for a '~' in a member name),
+	// each segment non-empty, not into "_ts", "_etag" or another system
+	// property ("/id" is allowed). A document's partition key is the
+	// value at that path: a string, number, boolean or null, or none when
+	// the path is absent (see PartitionKey). The empty string, the zero
+	// value, means no partition key: the id alone names a document, and
+	// the collection is the one partition PartitionKeyNone. With one, a
+	// document is named by its partition key and id, the calls that name a
+	// document by id alone return ErrPartitionKeyRequired, and their In
+	// forms name the partition (see docs/partitions.md). Other values make
+	// New and Open fail with ErrInvalidOptions, as does Open with a path
+	// other than the one the directory was written with.
+	PartitionKeyPath string
+
 	// Sync is a durable collection's policy for syncing its log: the zero
 	// value, SyncAlways, returns from a write only once it would survive a
 	// power loss. See SyncPolicy for what the others may lose. New ignores
@@ -156,6 +173,12 @@ type shard struct {
 	// mu protects docs and index, and the pos field of their entries;
 	// but Read looks up docs without it (see table).
 	mu sync.RWMutex
+	// purges are the DeletePartitions waiting for the sweeper
+	// (partition_delete.go), published for readers that hold no lock; nil
+	// when there are none. It is written, and the purges' left sets
+	// changed, with mu held. It sits next to docs' view, which every Read
+	// loads too.
+	purges atomic.Pointer[[]*purge]
 	// docs maps each id to its entry.
 	docs  table
 	index expiryIndex
@@ -173,7 +196,11 @@ type shard struct {
 	// small collection leaves most of its shards empty. It is written
 	// with mu held.
 	size atomic.Int32
-	_    [64]byte // keeps neighbouring shards' mutexes off one cache line
+	// parts is the partition index (partition_index.go): the entries of
+	// each partition, by its encoding; nil in a collection without a
+	// partition key. mu protects it.
+	parts map[string]partSet
+	_     [64]byte // keeps neighbouring shards' mutexes off one cache line
 }
 
 // Collection is an in-memory collection of JSON documents that expire by
@@ -193,6 +220,7 @@ type Collection struct {
 	maxPatch int
 	onExpire func(Document)
 	onEvict  func(Document)
+	pk       *pkPath // the partition key path; nil for none
 	seed     maphash.Seed
 	// def is the DefaultTTL, 0 for off. It is written with policyMu and
 	// every shard's mu held, so holding either is enough to read it stably.
@@ -238,6 +266,9 @@ type Collection struct {
 	minExps [numShards]atomic.Int64
 
 	swept atomic.Uint64 // documents removed because they expired
+	// purging counts the purges (DeletePartition) the sweeper has yet to
+	// finish, in all shards.
+	purging atomic.Int32
 
 	// d is the durable mode's state; nil for a collection made by New.
 	d *durable
@@ -299,6 +330,10 @@ func newCollection(op string, opts Options) (*Collection, int32, error) {
 	if err := checkLimits(op, opts.MaxDocuments, opts.MaxBytes); err != nil {
 		return nil, 0, err
 	}
+	pk, err := checkPartitionKeyPath(op, opts.PartitionKeyPath)
+	if err != nil {
+		return nil, 0, err
+	}
 	c := &Collection{
 		clock:    opts.Clock,
 		interval: opts.SweepInterval,
@@ -307,6 +342,7 @@ func newCollection(op string, opts Options) (*Collection, int32, error) {
 		maxPatch: opts.MaxPatchOperations,
 		onExpire: opts.OnExpire,
 		onEvict:  opts.OnEvict,
+		pk:       pk,
 		seed:     maphash.MakeSeed(),
 		done:     make(chan struct{}),
 		stopped:  make(chan struct{}),
@@ -387,10 +423,11 @@ func (s *shard) nextEtag() uint64 {
 	return s.etag
 }
 
-// shardFor returns the shard of id and the id's hash, which the shard's
-// table uses too.
-func (c *Collection) shardFor(id string) (*shard, uint64) {
-	h := maphash.String(c.seed, id)
+// shardFor returns the shard of key (an id, or in a partitioned
+// collection a partition key's encoding and an id: see partitionKeyOf) and
+// the key's hash (keyHash), which the shard's table uses too.
+func (c *Collection) shardFor(key string) (*shard, uint64) {
+	h := keyHash(c.seed, key)
 	return &c.shards[h&(numShards-1)], h
 }
 

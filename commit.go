@@ -57,7 +57,7 @@ type mutation struct {
 	mode       writeMode // a put's requirement of the current document
 	checkMatch bool      // whether the current document's _etag must be ifMatch
 	ifMatch    string
-	id         string
+	id         string    // the document's key: its id, preceded in a partitioned collection by its partition key's encoding
 	s          *shard    // id's shard
 	h          uint64    // id's hash
 	e          *entry    // the new entry: prepared (put) or made by check (touch)
@@ -73,7 +73,10 @@ type mutation struct {
 	old     *entry                 // the current entry, nil if none
 	oldExp  int64                  // its expiry
 	oldLive bool                   // whether it was live at the commit's second
-	exp     int64                  // e's expiry, set by check
+	// oldHidden is whether a DeletePartition hid old: it is absent, and
+	// replacing it is no expiry to report.
+	oldHidden bool
+	exp       int64 // e's expiry, set by check
 }
 
 // commit is one write on its way through the pipeline.
@@ -239,11 +242,12 @@ func (c *Collection) check(cm *commit) error {
 			m.current(&ms[m.prev-1])
 		} else {
 			m.ref = m.s.docs.lookup(m.h, m.id)
-			m.old, m.oldExp, m.oldLive = nil, 0, false
+			m.old, m.oldExp, m.oldLive, m.oldHidden = nil, 0, false, false
 			if m.ref != nil {
 				m.old = m.ref.Load()
 				m.oldExp = m.old.expiry(cm.def)
-				m.oldLive = !isExpired(m.oldExp, cm.now)
+				m.oldHidden = m.s.hidden(m.old) // deleted by DeletePartition: absent
+				m.oldLive = !isExpired(m.oldExp, cm.now) && !m.oldHidden
 			}
 		}
 		cm.failed = i
@@ -281,7 +285,7 @@ func (c *Collection) check(cm *commit) error {
 			size := m.old.size()
 			e, data := newEntry(size)
 			copy(data, m.old.bytes(size))
-			*e = entry{ttl: m.old.ttl, n: m.old.n, idOff: m.old.idOff, idLen: m.old.idLen}
+			*e = entry{ttl: m.old.ttl, n: m.old.n, idOff: m.old.idOff, idLen: m.old.idLen, pkLen: m.old.pkLen}
 			m.e = e
 		}
 		if m.e != nil {
@@ -313,11 +317,11 @@ func (cm *commit) chain() {
 func (m *mutation) current(p *mutation) {
 	switch p.kind {
 	case del:
-		m.old, m.oldExp, m.oldLive = nil, 0, false
+		m.old, m.oldExp, m.oldLive, m.oldHidden = nil, 0, false, false
 	case read:
-		m.old, m.oldExp, m.oldLive = p.old, p.oldExp, p.oldLive
+		m.old, m.oldExp, m.oldLive, m.oldHidden = p.old, p.oldExp, p.oldLive, p.oldHidden
 	default:
-		m.old, m.oldExp, m.oldLive = p.e, p.exp, true // ttl >= 1: live at its own second
+		m.old, m.oldExp, m.oldLive, m.oldHidden = p.e, p.exp, true, false // ttl >= 1: live at its own second
 	}
 }
 
@@ -503,7 +507,7 @@ func (c *Collection) reportRemoved(cm *commit) {
 
 // reportReplaced reports the expired document m replaced, if it did.
 func (c *Collection) reportReplaced(m *mutation) {
-	if m.kind == put && m.prev == 0 && m.old != nil && !m.oldLive {
+	if m.kind == put && m.prev == 0 && m.old != nil && !m.oldLive && !m.oldHidden {
 		c.swept.Add(1)
 		c.report([]slot{{e: m.old, exp: m.oldExp}})
 	}

@@ -29,7 +29,7 @@ func commitOf(t *testing.T, c *Collection, ops ...string) *commit {
 		case '+', '!':
 			e, err := c.prepare("batch", []byte(op[1:]))
 			require.NoError(t, err)
-			m.kind, m.mode, m.e, m.w, m.id = put, mayExist, e, weigh(e), e.id()
+			m.kind, m.mode, m.e, m.w, m.id = put, mayExist, e, weigh(e), e.key()
 			if op[0] == '!' {
 				m.mode = mustNotExist
 			}

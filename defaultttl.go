@@ -1,7 +1,5 @@
 package ttlstore
 
-import "hash/maphash"
-
 // The DefaultTTL: reading it, and changing it atomically for every
 // document (R12 to R15).
 
@@ -92,11 +90,16 @@ func (c *Collection) redefineLocked(purgeDef, def int32, now int64) []slot {
 			if purgeDef != cur {
 				exp = e.expiry(purgeDef)
 			}
-			if !isExpired(exp, now) {
+			if !isExpired(exp, now) || s.hidden(e) {
+				// (A document DeletePartition hid is the sweeper's to
+				// remove, unreported: it was deleted, not expired.)
 				keep = append(keep, e)
 				return true
 			}
-			s.docs.remove(maphash.String(c.seed, e.id()), e)
+			s.docs.remove(keyHash(c.seed, e.key()), e)
+			if c.pk != nil {
+				s.partOut(e)
+			}
 			c.lim.release(1, weigh(e))
 			purged = append(purged, slot{e: e, exp: exp})
 			return true

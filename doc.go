@@ -91,6 +91,19 @@
 // and 23 to 30 more bytes in its shard's hash table and expiry index,
 // however the documents' expiries spread.
 //
+// # Partition keys
+//
+// With Options.PartitionKeyPath (say "/tenant"), a document is named by its
+// partition key, the JSON value at that path (a PartitionKey), and its id,
+// as in an Azure Cosmos DB container: the same id in two partitions is two
+// documents. The calls that name a document by id then need the partition:
+// ReadIn, DeleteIn, TouchIn, PatchIn, ReadOrLoadIn and the others; their
+// id-only forms return ErrPartitionKeyRequired. AllIn and QueryIn iterate
+// one partition at the cost of its size, DeletePartition deletes one at
+// once, and a Batch is in one partition (Batch.In). A partition lives in
+// one shard. See docs/partitions.md for the decisions (numbers by value,
+// -0 is 0, null is not none) and the costs.
+//
 // # Time and the sweeper
 //
 // All time comes from Options.Clock, so a test can

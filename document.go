@@ -2,6 +2,7 @@ package ttlstore
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -27,8 +28,8 @@ type entry struct {
 	ttl   int32  // the document's own top-level ttl; 0 when it has none
 	pos   int32  // the expiry index's: the expiry second less ts, or a place among entries that never expire (see expiryIndex)
 	n     uint32 // length of the stored JSON, which ends in the '}' before which the stamp goes
-	idOff uint32 // offset of the id's bytes from the start of the JSON
-	idLen uint32 // length of the id
+	idOff uint32 // offset of the key's bytes from the start of the JSON
+	idLen uint32 // length of the key: the id, or in a partitioned collection the partition key's encoding then the id (see key)
 
 	// The eviction policy's fields (eviction.go), used only under
 	// EvictColdest. qpos and seg belong to the policy and change only
@@ -37,6 +38,11 @@ type entry struct {
 	qpos uint32 // the entry's place in its policy queue
 	hits uint32 // reads not yet counted by the policy, saturating near maxHits
 	seg  uint8  // the policy queue the entry is in, segNone if none
+
+	// pkLen is the length of the key's partition key encoding (see
+	// partition.go), which comes before the id; 0 in a collection
+	// without a partition key, where the key is the id.
+	pkLen uint16
 }
 
 // entrySize is the size of the header before an entry's JSON.
@@ -62,11 +68,21 @@ func (e *entry) size() int { return max(int(e.n), int(e.idOff+e.idLen)) }
 // raw returns the stored JSON: the document without _ts and _etag.
 func (e *entry) raw() []byte { return e.bytes(int(e.n)) }
 
-// id returns the document's id, unescaped.
-func (e *entry) id() string {
+// key returns the entry's key in its shard's table: the document's id,
+// unescaped; in a partitioned collection, its partition key's encoding
+// followed by the id (see partitionKeyOf).
+func (e *entry) key() string {
 	p := unsafe.Add(unsafe.Pointer(e), entrySize+int(e.idOff))
 	return unsafe.String((*byte)(p), e.idLen)
 }
+
+// id returns the document's id, unescaped: its key without the partition
+// key's encoding.
+func (e *entry) id() string { return e.key()[e.pkLen:] }
+
+// pk returns the encoding of the entry's partition key ("" in a collection
+// without one).
+func (e *entry) pk() string { return e.key()[:e.pkLen] }
 
 // expiry is the entry's expiry second under the DefaultTTL def (0 for off),
 // neverExpires when it cannot expire.
@@ -149,6 +165,17 @@ func (d Document) ID() string {
 		return ""
 	}
 	return d.e.id()
+}
+
+// PartitionKey returns the document's partition key: the value at the
+// collection's PartitionKeyPath when it was written. It is
+// PartitionKeyNone in a collection without a PartitionKeyPath, and for the
+// zero Document.
+func (d Document) PartitionKey() PartitionKey {
+	if d.e == nil || d.e.pkLen == 0 || d.e.pk() == "/u" {
+		return PartitionKey{}
+	}
+	return PartitionKey{enc: strings.Clone(d.e.pk())}
 }
 
 // TS returns the document's _ts: the time of its last write, whole seconds,

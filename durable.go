@@ -44,12 +44,28 @@ type durable struct {
 	dir        string
 	lock       io.Closer
 	log        *logWriter
-	torn       int64 // bytes of torn tail cut from the last log at Open
-	stored     bool  // Open found records or a snapshot
-	minCompact int64 // compactMinBytes, or less in tests
+	torn       int64  // bytes of torn tail cut from the last log at Open
+	stored     bool   // Open found records or a snapshot
+	minCompact int64  // compactMinBytes, or less in tests
+	pkPath     string // Options.PartitionKeyPath, which the files record
+	preamble   []byte // what a new log starts with (logPreambleFor)
 
 	compactMu sync.Mutex     // one compaction at a time
 	wg        sync.WaitGroup // the syncer and the compactor
+}
+
+// checkPath returns the error of Open for a directory whose file name
+// recorded the partition key path path, if it is not the one opened with.
+func (d *durable) checkPath(name, path string) error {
+	if path == d.pkPath {
+		return nil
+	}
+	has := "no PartitionKeyPath"
+	if path != "" {
+		has = "PartitionKeyPath " + strconv.Quote(path)
+	}
+	return newErrorDetail("open", "", ErrInvalidOptions, "PartitionKeyPath "+strconv.Quote(d.pkPath)+
+		", but the directory's collection has "+has+" ("+name+"): a partition key path cannot change")
 }
 
 // Open returns a durable Collection kept in the directory dir, which it
@@ -108,7 +124,8 @@ func open(fsys vfs.FS, dir string, opts Options, minCompact int64, keepDefault b
 	} else if err != nil {
 		return nil, &ioError{op: "lock " + dir, err: err}
 	}
-	d := &durable{fs: fsys, dir: dir, lock: lock, minCompact: minCompact}
+	d := &durable{fs: fsys, dir: dir, lock: lock, minCompact: minCompact, pkPath: opts.PartitionKeyPath}
+	d.preamble = logPreambleFor(d.pkPath)
 	if err := d.load(c, opts.Sync); err != nil {
 		lock.Close()
 		return nil, err
@@ -193,7 +210,7 @@ func (d *durable) createLog(num uint64) (vfs.File, error) {
 	if err != nil {
 		return nil, &ioError{op: "create " + name, err: err}
 	}
-	_, err = f.Write(logPreamble())
+	_, err = f.Write(d.preamble)
 	if err == nil {
 		err = f.Sync()
 	}

@@ -146,7 +146,9 @@ func (c *Collection) capture() (live []*entry, def int32, etag uint64) {
 	for i := range c.shards {
 		s := &c.shards[i]
 		s.mu.RLock()
+		start := len(live)
 		live = s.index.appendLive(now, live)
+		live = live[:start+len(s.withoutHidden(live[start:]))] // deleted: a restart must not bring them back
 		etag = max(etag, s.etag)
 		s.mu.RUnlock()
 	}
@@ -162,7 +164,7 @@ func (d *durable) writeSnapshot(num uint64, live []*entry, def int32, etag, seq 
 	if err != nil {
 		return 0, &ioError{op: "create " + tmp, err: err}
 	}
-	size, err := writeSnapshotTo(f, live, def, etag, seq)
+	size, err := writeSnapshotTo(f, live, def, etag, seq, d.pkPath)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -183,11 +185,11 @@ func (d *durable) writeSnapshot(num uint64, live []*entry, def int32, etag, seq 
 }
 
 // writeSnapshotTo writes a snapshot's records to w in 1 MiB writes.
-func writeSnapshotTo(w io.Writer, live []*entry, def int32, etag, seq uint64) (int64, error) {
+func writeSnapshotTo(w io.Writer, live []*entry, def int32, etag, seq uint64, path string) (int64, error) {
 	const chunk = 1 << 20
 	buf := make([]byte, 0, chunk+4096)
 	buf = wal.AppendHeader(buf, wal.KindSnapshot)
-	buf = appendSnapInfo(buf, def, etag, seq)
+	buf = appendSnapInfo(buf, def, etag, seq, path)
 	var size int64
 	for _, e := range live {
 		buf = appendPut(buf, e)

@@ -79,7 +79,7 @@ func (d *durable) load(c *Collection, policy SyncPolicy) error {
 		c.resumeEtags(etag + 1<<40)
 	}
 	var f vfs.File
-	size := preambleSize
+	size := int64(len(d.preamble))
 	if len(replay) == 0 {
 		if f, err = d.createLog(base); err != nil {
 			return err
@@ -100,6 +100,7 @@ func (d *durable) load(c *Collection, policy SyncPolicy) error {
 		d.torn = last.torn
 	}
 	d.log = newLogWriter(f, last.num, size, policy, seq)
+	d.log.preamble = int64(len(d.preamble))
 	d.setCompactAt(snapSize)
 	return nil
 }
@@ -122,9 +123,9 @@ func (d *durable) continueLog(last replayed) (vfs.File, int64, error) {
 	case !last.groups && last.records == 0:
 		err = f.Truncate(0)
 		if err == nil {
-			_, err = f.Write(logPreamble())
+			_, err = f.Write(d.preamble)
 		}
-		size = preambleSize
+		size = int64(len(d.preamble))
 	case last.torn > 0:
 		err = f.Truncate(last.end)
 	}
@@ -162,17 +163,20 @@ func (d *durable) loadSnapshot(c *Collection, num uint64) (etag, seq uint64, siz
 			return 0, 0, 0, d.readError(name, err)
 		}
 		if i == 0 {
-			def, e, s, ok := decodeSnapInfo(p)
+			def, e, s, path, ok := decodeSnapInfo(p)
 			if typ != recSnapInfo || !ok {
 				return 0, 0, 0, d.corrupt(name, off, "does not start with its info record")
+			}
+			if err := d.checkPath(name, path); err != nil {
+				return 0, 0, 0, err
 			}
 			c.def.Store(def)
 			etag, seq = e, s
 			continue
 		}
 		switch {
-		case typ == recPut:
-			e, err := decodePut(p)
+		case typ == recPut || typ == recPutPK:
+			e, err := decodePut(p, typ == recPutPK)
 			if err != nil {
 				return 0, 0, 0, d.corrupt(name, off, err.Error())
 			}
@@ -252,8 +256,12 @@ func (d *durable) replayLog(c *Collection, num uint64) (replayed, error) {
 		}
 		switch {
 		case typ == recLogInfo && i == 0:
-			if len(p) != 4 || le.Uint32(p) != logFormatGroups {
+			path, ok := decodeLogInfo(p)
+			if !ok {
 				return rp, d.corrupt(name, off, "log info record of an unknown format")
+			}
+			if err := d.checkPath(name, path); err != nil {
+				return rp, err
 			}
 			rp.groups = true
 			rp.end = r.Offset()
@@ -275,6 +283,12 @@ func (d *durable) replayLog(c *Collection, num uint64) (replayed, error) {
 			rp.records += int(count)
 			rp.seq, rp.end = seq, r.Offset()
 		default:
+			if !rp.groups {
+				// A log from before commit groups: no partition key.
+				if err := d.checkPath(name, ""); err != nil {
+					return rp, err
+				}
+			}
 			op, err := decodeOp(typ, p)
 			if err != nil {
 				return rp, d.corrupt(name, off, err.Error())
@@ -299,7 +313,7 @@ func (d *durable) replayLog(c *Collection, num uint64) (replayed, error) {
 type logOp struct {
 	typ byte
 	e   *entry   // recPut: the document
-	ids []string // recDelete: one id; recExpire: the ids
+	ids []string // recDelete: one id; recExpire: the ids; recPurge: the partition key's encoding
 	old int32    // recDefault: the DefaultTTL before,
 	def int32    // after,
 	at  int64    // and the second of the change
@@ -310,8 +324,12 @@ func decodeOp(typ byte, p []byte) (logOp, error) {
 	op := logOp{typ: typ}
 	var err error
 	switch typ {
-	case recPut:
-		op.e, err = decodePut(p)
+	case recPut, recPutPK:
+		op.e, err = decodePut(p, typ == recPutPK)
+	case recPurge:
+		var pk string
+		pk, err = decodePurge(p)
+		op.ids = []string{pk}
 	case recDelete:
 		op.ids = []string{string(p)}
 	case recExpire:
@@ -327,8 +345,10 @@ func decodeOp(typ byte, p []byte) (logOp, error) {
 // applyOp applies a change read from a log; nothing is logged or reported.
 func (c *Collection) applyOp(op logOp) {
 	switch op.typ {
-	case recPut:
+	case recPut, recPutPK:
 		c.applyPut(op.e)
+	case recPurge:
+		c.applyPurge(op.ids[0])
 	case recDelete, recExpire:
 		for _, id := range op.ids {
 			c.applyDelete(id)
@@ -343,7 +363,7 @@ func (c *Collection) applyOp(op logOp) {
 // applyPut files e, as a log or snapshot says, replacing the entry with its
 // id if any. It is for loading: nothing is logged or reported.
 func (c *Collection) applyPut(e *entry) {
-	id := e.id()
+	id := e.key()
 	s, h := c.shardFor(id)
 	def := c.def.Load()
 	var oldExp int64

@@ -97,13 +97,14 @@ type logWriter struct {
 	syncStart time.Time
 	syncs     uint64 // fsyncs of log files that succeeded
 	err       error  // the first I/O failure, latched; or errLogClosed
+	preamble  int64  // the size of a new log's preamble (its header and recLogInfo)
 	noSync    bool   // an fsync failed, or the log is closed: fsync no more
 }
 
 // newLogWriter returns a writer appending to f, file number num, of size
 // bytes, whose records are numbered from seq+1 on.
 func newLogWriter(f vfs.File, num uint64, size int64, policy SyncPolicy, seq uint64) *logWriter {
-	l := &logWriter{policy: policy, f: f, num: num, size: size, next: seq, written: seq, synced: seq,
+	l := &logWriter{policy: policy, f: f, num: num, size: size, next: seq, written: seq, synced: seq, preamble: preambleSize,
 		kick: make(chan struct{}, 1), full: make(chan struct{}, 1), compactAt: 1<<63 - 1}
 	l.cond.L = &l.mu
 	return l
@@ -145,6 +146,10 @@ func (l *logWriter) appendDelete(id string) (uint64, error) { return logAppend(l
 func (l *logWriter) appendExpire(removed []slot) (uint64, error) {
 	return logAppend(l, appendExpire, removed)
 }
+
+// appendPurge logs DeletePartition of the partition with encoding pk; see
+// appendCommit.
+func (l *logWriter) appendPurge(pk string) (uint64, error) { return logAppend(l, appendPurge, pk) }
 
 // appendDefault logs a DefaultTTL change; see appendCommit.
 func (l *logWriter) appendDefault(old, def int32, at int64) (uint64, error) {
@@ -340,7 +345,7 @@ func (l *logWriter) rotate(nf vfs.File, num uint64) (uint64, error) {
 		l.syncs++
 	}
 	old := l.f
-	l.f, l.num, l.size = nf, num, preambleSize
+	l.f, l.num, l.size = nf, num, l.preamble
 	l.cond.Broadcast()
 	old.Close() // synced: nothing of it can be lost any more
 	return l.written, nil

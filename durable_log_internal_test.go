@@ -65,9 +65,9 @@ func readGroups(t *testing.T, fsys *vfs.MemFS) (groups []logGroup, open []string
 		switch typ {
 		case recLogInfo:
 		case recPut:
-			e, err := decodePut(p)
+			e, err := decodePut(p, false)
 			require.NoError(t, err)
-			open = append(open, e.id())
+			open = append(open, e.key())
 		case recDelete:
 			open = append(open, string(p))
 		case recCommit:

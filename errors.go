@@ -52,6 +52,17 @@ var (
 	// range; the message names the field.
 	ErrInvalidOptions = errors.New("invalid options")
 
+	// ErrPartitionKeyRequired is returned by a call that names a document
+	// by its id alone (Read, Delete, Touch, Patch, ...) on a collection
+	// with a PartitionKeyPath, where an id is unique only within its
+	// partition: use the call's In form (ReadIn, DeleteIn, ...), which
+	// names the partition too.
+	ErrPartitionKeyRequired = errors.New("partition key required")
+	// ErrInvalidPartitionKey is returned by an In form (ReadIn, ...) or
+	// DeletePartition that names a partition key other than
+	// PartitionKeyNone on a collection without a PartitionKeyPath, whose
+	// documents are all in that one partition.
+	ErrInvalidPartitionKey = errors.New("invalid partition key")
 	// ErrClosed is returned by calls made after Close.
 	ErrClosed = errors.New("collection closed")
 
@@ -99,7 +110,7 @@ func (e *ioError) Unwrap() []error { return []error{ErrIO, e.err} }
 // one small allocation.
 type opError struct {
 	op     string // "read", "create", ...
-	id     string // the document id, when known
+	id     string // the document's key (its id, in a partitioned collection preceded by its partition key: see describeKey), when known
 	detail string // what was wrong, when there is more to say than err
 	err    error  // one of the sentinels above
 }
@@ -107,7 +118,7 @@ type opError struct {
 func (e *opError) Error() string {
 	s := "ttlstore: " + e.op
 	if e.id != "" {
-		s += " " + quoteID(e.id)
+		s += " " + describeKey(e.id)
 	}
 	if e.detail != "" {
 		s += ": " + e.detail
@@ -147,7 +158,7 @@ func newErrorDetail(op, id string, err error, detail string) error {
 type expiredError entry
 
 func (e *expiredError) Error() string {
-	return newError("read", (*entry)(e).id(), ErrNotFound).Error()
+	return newError("read", (*entry)(e).key(), ErrNotFound).Error()
 }
 
 func (e *expiredError) Unwrap() error { return ErrNotFound }

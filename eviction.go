@@ -259,7 +259,7 @@ func (p *coldest) victim(skip string, others map[string]struct{}, count bool) *e
 		}
 		p.detach(e)
 	}
-	kept := func(e *entry) bool { return excepted(e.id(), skip, others) }
+	kept := func(e *entry) bool { return excepted(e.key(), skip, others) }
 	// chances bounds the second chances given in one call: readers may
 	// keep reading, and each read earns one.
 	chances := p.len() + 8
@@ -381,7 +381,7 @@ func (p *coldest) freq(e *entry) int {
 // flush adds e's reads to the sketch.
 func (p *coldest) flush(e *entry) { p.freq(e) }
 
-func (p *coldest) hash(e *entry) uint64 { return maphash.String(p.seed, e.id()) }
+func (p *coldest) hash(e *entry) uint64 { return maphash.String(p.seed, e.key()) }
 
 func (p *coldest) queueOf(seg uint8) *queue {
 	switch seg {

@@ -53,9 +53,9 @@ func (s *policySim) access(k uint64) bool {
 	s.misses++
 	if len(s.docs) >= s.capacity {
 		v := s.p.victim("", nil, false)
-		vk, err := strconv.ParseUint(v.id(), 10, 64)
+		vk, err := strconv.ParseUint(v.key(), 10, 64)
 		if err != nil || s.docs[vk] != v {
-			panic(fmt.Sprintf("victim %q is not a stored document", v.id()))
+			panic(fmt.Sprintf("victim %q is not a stored document", v.key()))
 		}
 		delete(s.docs, vk)
 	}

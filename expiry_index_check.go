@@ -52,7 +52,7 @@ func (x *expiryIndex) check() error {
 	}
 	for pos, e := range x.never.items {
 		if int(e.pos) != pos {
-			return fmt.Errorf("%q is at %d among the entries that never expire but has pos %d", e.id(), pos, e.pos)
+			return fmt.Errorf("%q is at %d among the entries that never expire but has pos %d", e.key(), pos, e.pos)
 		}
 	}
 	return nil
@@ -83,7 +83,7 @@ func (x *expiryIndex) checkLeaf(r leafRef, prev *leaf) error {
 	}
 	for _, e := range l.items {
 		if k := keyOf(e); l.last.less(k) {
-			return fmt.Errorf("%q has key %+v, after its leaf's last %+v", e.id(), k, l.last)
+			return fmt.Errorf("%q has key %+v, after its leaf's last %+v", e.key(), k, l.last)
 		}
 	}
 	return nil

@@ -62,7 +62,7 @@ func TestExpiryIndexAgainstModel(t *testing.T) {
 			n := 0
 			x.ascend(func(e *entry, exp int64) bool {
 				if model[e] != exp {
-					rt.Fatalf("after %s: ascend gives %q at %d, want %d", op, e.id(), exp, model[e])
+					rt.Fatalf("after %s: ascend gives %q at %d, want %d", op, e.key(), exp, model[e])
 				}
 				n++
 				return true
@@ -120,7 +120,7 @@ func TestExpiryIndexAgainstModel(t *testing.T) {
 				}
 				for _, e := range live {
 					if isExpired(model[e], now) {
-						rt.Fatalf("op %d: appendLive gives %q, expired at %d", i, e.id(), model[e])
+						rt.Fatalf("op %d: appendLive gives %q, expired at %d", i, e.key(), model[e])
 					}
 				}
 				popped := x.popExpired(now, max, nil)
@@ -129,31 +129,31 @@ func TestExpiryIndexAgainstModel(t *testing.T) {
 				}
 				for _, sl := range popped {
 					if exp, ok := model[sl.e]; !ok || exp != sl.exp || !isExpired(exp, now) {
-						rt.Fatalf("op %d: popped %q at %d (model: %d, %v) at %d", i, sl.e.id(), sl.exp, exp, ok, now)
+						rt.Fatalf("op %d: popped %q at %d (model: %d, %v) at %d", i, sl.e.key(), sl.exp, exp, ok, now)
 					}
 					drop(sl.e)
 				}
 				check("popExpired")
 			case op == 8 && len(held) > 0: // the soonest, but for one
-				except := held[rapid.IntRange(0, len(held)-1).Draw(rt, "except")].id()
+				except := held[rapid.IntRange(0, len(held)-1).Draw(rt, "except")].key()
 				var others map[string]struct{} // a batch's other ids
 				for range rapid.IntRange(0, 3).Draw(rt, "others") {
 					if others == nil {
 						others = map[string]struct{}{}
 					}
-					others[held[rapid.IntRange(0, len(held)-1).Draw(rt, "other")].id()] = struct{}{}
+					others[held[rapid.IntRange(0, len(held)-1).Draw(rt, "other")].key()] = struct{}{}
 				}
 				want := neverExpires
 				for e, exp := range model {
-					if _, other := others[e.id()]; e.id() != except && !other {
+					if _, other := others[e.key()]; e.key() != except && !other {
 						want = min(want, exp)
 					}
 				}
 				v, exp := x.soonest(except, others)
 				switch {
 				case want == neverExpires && v != nil:
-					rt.Fatalf("op %d: soonest but %q is %q, want none", i, except, v.id())
-				case want != neverExpires && (v == nil || exp != want || model[v] != want || excepted(v.id(), except, others)):
+					rt.Fatalf("op %d: soonest but %q is %q, want none", i, except, v.key())
+				case want != neverExpires && (v == nil || exp != want || model[v] != want || excepted(v.key(), except, others)):
 					rt.Fatalf("op %d: soonest but %q is %v at %d, want one at %d", i, except, v != nil, exp, want)
 				}
 			case op == 9: // a new DefaultTTL: every expiry moves
@@ -357,7 +357,7 @@ func TestExpiryIndexHints(t *testing.T) {
 		for _, e := range es[:5000] {
 			k := keyOf(e)
 			got := x.locate(k)
-			require.True(t, got.holds(k), "%q went to a leaf whose range does not hold it", e.id())
+			require.True(t, got.holds(k), "%q went to a leaf whose range does not hold it", e.key())
 		}
 		for i := range 2000 {
 			e := indexEntry(fmt.Sprint("more", i), 1001, uint64(10_000+i)*numShards)

@@ -141,7 +141,7 @@ func (x *expiryIndex) soonest(except string, others map[string]struct{}) (*entry
 	var vk key
 	x.tree.Ascend(func(r leafRef) bool {
 		for _, e := range r.l.items {
-			if k := keyOf(e); (v == nil || k.less(vk)) && !excepted(e.id(), except, others) {
+			if k := keyOf(e); (v == nil || k.less(vk)) && !excepted(e.key(), except, others) {
 				v, vk = e, k
 			}
 		}

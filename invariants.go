@@ -16,7 +16,9 @@ import (
 // was counted out; under EvictSoonestExpiry, the documents counted as
 // unable to expire are those the expiry indexes file so; and under
 // EvictColdest the policy's queues hold exactly the stored documents, each
-// once (checkColdest).
+// once (checkColdest); and in a partitioned collection each stored
+// document is in its partition's index or hidden by a pending
+// DeletePartition (checkParts).
 //
 // It holds every shard's lock (for reading) while it looks, so that it
 // sees one state of the whole collection, and may be called while the
@@ -49,6 +51,9 @@ func (c *Collection) checkInvariants() error {
 			fixedBytes += weigh(e)
 		}
 		err := s.check(i, def, c.seed)
+		if err == nil && c.pk != nil {
+			err = s.checkParts(i, c.seed)
+		}
 		if f := c.lim.floor.floor.Load(); err == nil && f > s.minExp.Load() {
 			err = fmt.Errorf("shard %d: minimum expiry %d is before the collection's floor %d", i, s.minExp.Load(), f)
 		}
@@ -85,7 +90,7 @@ func (c *Collection) checkColdest() error {
 		var err error
 		s.index.ascend(func(e *entry, _ int64) bool {
 			if e.seg == segNone {
-				err = fmt.Errorf("shard %d: %q is in none of EvictColdest's queues", i, e.id())
+				err = fmt.Errorf("shard %d: %q is in none of EvictColdest's queues", i, e.key())
 				return false
 			}
 			return true
@@ -96,8 +101,8 @@ func (c *Collection) checkColdest() error {
 		docs += s.docs.len()
 	}
 	return p.check(docs, func(e *entry) bool {
-		s, h := c.shardFor(e.id())
-		return s.docs.get(h, e.id()) == e
+		s, h := c.shardFor(e.key())
+		return s.docs.get(h, e.key()) == e
 	})
 }
 
@@ -116,10 +121,10 @@ func (p *coldest) check(docs int, stored func(*entry) bool) error {
 				continue
 			}
 			if e.seg != q.seg || e.qpos != pos {
-				return fmt.Errorf("EvictColdest: %q is at %d in queue %d but records %d in queue %d", e.id(), pos, q.seg, e.qpos, e.seg)
+				return fmt.Errorf("EvictColdest: %q is at %d in queue %d but records %d in queue %d", e.key(), pos, q.seg, e.qpos, e.seg)
 			}
 			if !stored(e) {
-				return fmt.Errorf("EvictColdest: %q (_ts %d) is in queue %d but is not the stored document of its id", e.id(), e.ts, q.seg)
+				return fmt.Errorf("EvictColdest: %q (_ts %d) is in queue %d but is not the stored document of its id", e.key(), e.ts, q.seg)
 			}
 			n++
 		}
@@ -131,19 +136,19 @@ func (p *coldest) check(docs int, stored func(*entry) bool) error {
 		return fmt.Errorf("EvictColdest: the queues hold %d documents, the collection %d", p.len(), docs)
 	}
 	if p.cand != nil && p.cand.seg != segProbation {
-		return fmt.Errorf("EvictColdest: the candidate %q is in queue %d", p.cand.id(), p.cand.seg)
+		return fmt.Errorf("EvictColdest: the candidate %q is in queue %d", p.cand.key(), p.cand.seg)
 	}
 	return nil
 }
 
 func (s *shard) check(i int, def int32, seed maphash.Seed) error {
 	err := s.docs.check(seed, func(e *entry) error {
-		if maphash.String(seed, e.id())&(numShards-1) != uint64(i) {
-			return fmt.Errorf("document %q is in the wrong shard", e.id())
+		if keyHash(seed, e.key())&(numShards-1) != uint64(i) {
+			return fmt.Errorf("document %q is in the wrong shard", e.key())
 		}
 		raw := e.raw()
 		if len(raw) < 2 || raw[len(raw)-1] != '}' || raw[0] != '{' {
-			return fmt.Errorf("document %q: stored JSON %q is not an object", e.id(), raw)
+			return fmt.Errorf("document %q: stored JSON %q is not an object", e.key(), raw)
 		}
 		return nil
 	})
@@ -155,9 +160,9 @@ func (s *shard) check(i int, def int32, seed maphash.Seed) error {
 	}
 	n := 0
 	s.index.ascend(func(e *entry, exp int64) bool {
-		id := e.id()
+		id := e.key()
 		switch {
-		case s.docs.get(maphash.String(seed, id), id) != e:
+		case s.docs.get(keyHash(seed, id), id) != e:
 			err = fmt.Errorf("shard %d: the expiry index holds %q, which is not the stored document", i, id)
 		case e.expiry(def) != exp:
 			err = fmt.Errorf("shard %d: %q is indexed at %d but expires at %d (ts %d, ttl %d, default %d)", i, id, exp, e.expiry(def), e.ts, e.ttl, def)

@@ -65,7 +65,9 @@ func (c *Collection) snapshot() ([]*entry, int32) {
 			continue
 		}
 		s.mu.RLock()
+		start := len(snap)
 		snap = s.index.appendLive(c.now(), snap)
+		snap = snap[:start+len(s.withoutHidden(snap[start:]))]
 		s.mu.RUnlock()
 	}
 	return snap, c.def.Load()

@@ -74,14 +74,46 @@ func ParsePatch(data []byte) ([]PatchOp, error) {
 // not exist, incr on a value that is not a number); ErrTooLarge when there
 // are more than Options.MaxPatchOperations operations or the result is
 // larger than MaxDocumentSize. Any error changes nothing.
+//
+// In a partitioned collection the partition key path cannot be patched
+// either, nor a path inside it or containing it: a document's partition
+// key never changes (ErrInvalidPatch). Patch there returns
+// ErrPartitionKeyRequired: use PatchIn.
 func (c *Collection) Patch(id string, ops []PatchOp) (Document, error) {
-	return c.patch(id, ops, "", false)
+	key, err := c.keyOf("patch", id)
+	if err != nil {
+		return Document{}, err
+	}
+	return c.patch(key, ops, "", false)
+}
+
+// PatchIn is Patch of the document with the given id in the partition pk.
+func (c *Collection) PatchIn(pk PartitionKey, id string, ops []PatchOp) (Document, error) {
+	key, err := c.keyIn("patch", pk, id)
+	if err != nil {
+		return Document{}, err
+	}
+	return c.patch(key, ops, "", false)
 }
 
 // PatchIfMatch is Patch on the condition that the live document's _etag
 // is etag; otherwise it returns ErrPreconditionFailed and changes nothing.
 func (c *Collection) PatchIfMatch(id string, ops []PatchOp, etag string) (Document, error) {
-	return c.patch(id, ops, etag, true)
+	key, err := c.keyOf("patch", id)
+	if err != nil {
+		return Document{}, err
+	}
+	return c.patch(key, ops, etag, true)
+}
+
+// PatchIfMatchIn is PatchIfMatch of the document with the given id in the
+// partition pk.
+func (c *Collection) PatchIfMatchIn(pk PartitionKey, id string, ops []PatchOp, etag string) (Document, error) {
+	key, err := c.keyIn("patch", pk, id)
+	if err != nil {
+		return Document{}, err
+	}
+	return c.patch(key, ops, etag, true)
 }
 
 // PatchIf is Patch on the condition that cond returns true for the live
@@ -91,8 +123,27 @@ func (c *Collection) PatchIfMatch(id string, ops []PatchOp, etag string) (Docume
 // matches ErrPreconditionFailed and holds the document cond refused, so
 // that the caller need not read it again.
 func (c *Collection) PatchIf(id string, ops []PatchOp, cond func(Document) bool) (Document, error) {
+	key, err := c.keyOf("patch", id)
+	if err != nil {
+		return Document{}, err
+	}
+	return c.patchIf(key, ops, cond)
+}
+
+// PatchIfIn is PatchIf of the document with the given id in the partition
+// pk.
+func (c *Collection) PatchIfIn(pk PartitionKey, id string, ops []PatchOp, cond func(Document) bool) (Document, error) {
+	key, err := c.keyIn("patch", pk, id)
+	if err != nil {
+		return Document{}, err
+	}
+	return c.patchIf(key, ops, cond)
+}
+
+// patchIf is PatchIf of the document with the given key (id).
+func (c *Collection) patchIf(id string, ops []PatchOp, cond func(Document) bool) (Document, error) {
 	for {
-		cur, err := c.Read(id)
+		cur, err := c.read(id, true)
 		if err != nil {
 			return Document{}, newError("patch", id, ErrNotFound)
 		}
@@ -143,9 +194,17 @@ func (c *Collection) patch(id string, ops []PatchOp, ifMatch string, checkMatch 
 // id's live entry, makes: validated and parsed as a write's (prepare), its
 // id old's. It runs under the shard's lock, in check.
 func (c *Collection) patched(op string, old *entry, ops []PatchOp) (*entry, error) {
-	out, err := patch.Apply(old.raw(), ops)
+	var out []byte
+	var err error
+	if c.pk != nil {
+		// The partition key path is protected: a document's
+		// partition key cannot change (it would be another document).
+		out, err = patch.Apply(old.raw(), ops, c.pk.path)
+	} else {
+		out, err = patch.Apply(old.raw(), ops)
+	}
 	if err != nil {
-		return nil, newErrorDetail(op, old.id(), ErrInvalidPatch, patchDetail(err))
+		return nil, newErrorDetail(op, old.key(), ErrInvalidPatch, patchDetail(err))
 	}
 	e, err := c.restamp(op, out, ops)
 	if err != nil {
@@ -180,7 +239,7 @@ func (c *Collection) restamp(op string, out []byte, ops []PatchOp) (*entry, erro
 	if !ok {
 		return c.prepare(op, out)
 	}
-	return finish(op, e, data, f, 0)
+	return c.finish(op, e, data, f, 0)
 }
 
 // patchDetail is a patch error's message without the package's prefix.

@@ -5,11 +5,30 @@ package ttlstore
 // Read returns the live document with the given id, or an error matching
 // ErrNotFound when there is none: an expired document is not found from the
 // second it expires, whether or not it was swept (R9). After Close it returns
-// ErrClosed.
-func (c *Collection) Read(id string) (Document, error) { return c.read(id, true) }
+// ErrClosed. On a partitioned collection it returns ErrPartitionKeyRequired:
+// use ReadIn.
+func (c *Collection) Read(id string) (Document, error) {
+	if c.pk != nil {
+		_, err := c.keyOf("read", id)
+		return Document{}, err
+	}
+	return c.read(id, true)
+}
 
-// read is Read; it counts the read in Stats and for the eviction policy if
-// count is true, as it is but for ReadOrLoad's second look.
+// ReadIn returns the live document with the given id in the partition pk,
+// as Read does. On a collection without a PartitionKeyPath, pk must be
+// PartitionKeyNone (ErrInvalidPartitionKey otherwise).
+func (c *Collection) ReadIn(pk PartitionKey, id string) (Document, error) {
+	key, err := c.keyIn("read", pk, id)
+	if err != nil {
+		return Document{}, err
+	}
+	return c.read(key, true)
+}
+
+// read is Read of the document with the given key (id is the key); it
+// counts the read in Stats and for the eviction policy if count is true,
+// as it is but for ReadOrLoad's second look.
 func (c *Collection) read(id string, count bool) (Document, error) {
 	if c.closed.Load() {
 		return Document{}, newError("read", id, ErrClosed)
@@ -61,7 +80,13 @@ func (c *Collection) missed(op, id string, e *entry, count bool) error {
 func (c *Collection) look(s *shard, h uint64, id string) (e *entry, exp int64, live bool) {
 	epoch := c.redefining.Load()
 	if epoch&1 == 0 {
+		// Loaded before the entry: a purge dropped after the find (its
+		// entries removed) cannot let a hidden entry through.
+		purges := s.purges.Load()
 		e, ok := s.docs.find(h, id)
+		if purges != nil && e != nil && hiddenBy(*purges, e) {
+			e = nil // deleted by DeletePartition
+		}
 		switch {
 		case !ok:
 		case e == nil:
@@ -81,7 +106,7 @@ func (c *Collection) look(s *shard, h uint64, id string) (e *entry, exp int64, l
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if e = s.docs.get(h, id); e == nil {
+	if e = s.docs.get(h, id); e == nil || s.hidden(e) {
 		return nil, 0, false
 	}
 	exp = e.expiry(c.def.Load())

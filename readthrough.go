@@ -102,11 +102,42 @@ func (c *Collection) ReadOrLoad(ctx context.Context, id string, load func(ctx co
 	if load == nil {
 		panic("ttlstore: ReadOrLoad with a nil load function")
 	}
-	return c.readOrLoad(ctx, id, load, true)
+	key, err := c.keyOf(opReadOrLoad, id)
+	if err != nil {
+		return Document{}, err
+	}
+	return c.readOrLoad(ctx, key, load, true)
 }
 
-// readOrLoad is ReadOrLoad; its first read counts in Stats if count is
-// true (Typed.ReadOrLoad has counted its own).
+// ReadOrLoadIn is ReadOrLoad of the document with the given id in the
+// partition pk: load is called with the id, and must return a document
+// with that id in that partition (ErrInvalidDocument, naming both, if
+// not). On a partitioned collection ReadOrLoad returns
+// ErrPartitionKeyRequired; on one without a PartitionKeyPath, pk must be
+// PartitionKeyNone (ErrInvalidPartitionKey otherwise).
+func (c *Collection) ReadOrLoadIn(ctx context.Context, pk PartitionKey, id string, load func(ctx context.Context, id string) (any, error)) (Document, error) {
+	if load == nil {
+		panic("ttlstore: ReadOrLoadIn with a nil load function")
+	}
+	key, err := c.keyIn(opReadOrLoad, pk, id)
+	if err != nil {
+		return Document{}, err
+	}
+	return c.readOrLoad(ctx, key, load, true)
+}
+
+// idOfKey returns the id in a document's key.
+func (c *Collection) idOfKey(key string) string {
+	if c.pk == nil {
+		return key
+	}
+	return key[pkEncLen(key):]
+}
+
+// readOrLoad is ReadOrLoad of the document with the given key (id, here
+// and in the functions below, is the key; load is given the id alone); its
+// first read counts in Stats if count is true (Typed.ReadOrLoad has
+// counted its own).
 func (c *Collection) readOrLoad(ctx context.Context, id string, load func(ctx context.Context, id string) (any, error), count bool) (Document, error) {
 	d, err := c.read(id, count)
 	switch {
@@ -193,7 +224,7 @@ func (c *Collection) loadAndStore(ctx context.Context, id string, load func(cont
 	} else if errors.Is(err, ErrClosed) {
 		return Document{}, newError(opReadOrLoad, id, ErrClosed)
 	}
-	v, err := load(ctx, id)
+	v, err := load(ctx, c.idOfKey(id))
 	if err != nil {
 		return Document{}, &opError{op: opLoad, id: id, err: err}
 	}
@@ -211,9 +242,12 @@ func (c *Collection) storeLoaded(id string, v any) (Document, error) {
 		}
 		return Document{}, err
 	}
-	if got := e.id(); got != id {
-		return Document{}, newErrorDetail(opLoad, id, ErrInvalidDocument,
-			"the loaded document's id is "+quoteID(got)+", not "+quoteID(id))
+	if got := e.key(); got != id {
+		what := "the loaded document's id is " + quoteID(got) + ", not " + quoteID(id)
+		if c.pk != nil {
+			what = "the loaded document is " + describeKey(got) + ", not " + describeKey(id)
+		}
+		return Document{}, newErrorDetail(opLoad, id, ErrInvalidDocument, what)
 	}
 	// Create validates the entry's JSON again; it cannot fail on it.
 	src := &Document{e: e}
@@ -255,7 +289,7 @@ func (e *loadPanicError) Error() string {
 	if e.value != nil {
 		what = fmt.Sprintf("panic: %v", e.value)
 	}
-	return "ttlstore: " + opLoad + " " + quoteID(e.id) + ": " + what + ": " + ErrLoadPanicked.Error()
+	return "ttlstore: " + opLoad + " " + describeKey(e.id) + ": " + what + ": " + ErrLoadPanicked.Error()
 }
 
 func (e *loadPanicError) Unwrap() []error {

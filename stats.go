@@ -19,6 +19,10 @@ type Stats struct {
 	// Expired is the number of expired documents still in memory, waiting
 	// for a sweep. None of them is visible.
 	Expired int
+	// Deleted is the number of documents DeletePartition deleted that
+	// are still in memory, waiting for a sweep. None of them is visible,
+	// nor counted in Live or Expired.
+	Deleted int
 	// Swept is the number of expired documents removed from memory since
 	// New (by sweeps, SetDefaultTTL's purge, and writes that reused their
 	// ids). Explicit deletes are not counted.
@@ -70,8 +74,10 @@ func (c *Collection) Stats() Stats {
 		if s.minExp.Load() <= now {
 			expired = s.index.countExpired(now)
 		}
-		st.Live += s.docs.len() - expired
-		st.Expired += expired
+		hidLive, hidExpired := c.countHiddenLocked(s, c.def.Load(), now)
+		st.Live += s.docs.len() - expired - hidLive
+		st.Expired += expired - hidExpired
+		st.Deleted += hidLive + hidExpired
 		s.mu.RUnlock()
 	}
 	st.Hits, st.Misses = c.counts.sum()

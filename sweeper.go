@@ -1,7 +1,6 @@
 package ttlstore
 
 import (
-	"hash/maphash"
 	"math"
 	"time"
 )
@@ -35,6 +34,9 @@ func (c *Collection) runSweeper() {
 		// here or wakes us (see noteExpiry).
 		c.armed.Store(neverExpires)
 		next := c.earliestExpiry()
+		if c.purging.Load() > 0 {
+			next = min(next, c.now()) // a DeletePartition to finish
+		}
 		if next == neverExpires {
 			select {
 			case <-c.done:
@@ -100,7 +102,9 @@ func (c *Collection) wakeSweeper() {
 // Sweep removes from memory every document expired at the current time, in
 // batches of at most Options.SweepBatch per shard with the shard's lock
 // released between batches, reports each to OnExpire after the lock is
-// released, and returns how many it removed. It runs on the caller's
+// released, and returns how many it removed. It first removes, in the same
+// batches, the documents DeletePartition hid (counted in what it returns,
+// reported to nobody). It runs on the caller's
 // goroutine, alongside the background sweeper if there is one, and also
 // after Close.
 //
@@ -122,7 +126,7 @@ func (c *Collection) Sweep() int { return c.sweep(nil) }
 // sweep is Sweep; it returns early, between batches, once stop is closed.
 func (c *Collection) sweep(stop <-chan struct{}) int {
 	now := c.now()
-	total := 0
+	total := c.purgeShards(nil)
 	var b sweepBuffers
 	defer c.reportHeld(&b)
 	for i := range c.shards {
@@ -221,7 +225,7 @@ func (c *Collection) sweepBatch(s *shard, now int64, b *sweepBuffers) (removed [
 	// cache misses (a third less time than loading each in the delete).
 	b.hashes = b.hashes[:0]
 	for _, sl := range b.batch {
-		b.hashes = append(b.hashes, maphash.String(c.seed, sl.e.id()))
+		b.hashes = append(b.hashes, keyHash(c.seed, sl.e.key()))
 	}
 	var weight int64
 	for i, sl := range b.batch {
@@ -231,6 +235,23 @@ func (c *Collection) sweepBatch(s *shard, now int64, b *sweepBuffers) (removed [
 	c.lim.release(int64(len(b.batch)), weight)
 	if c.lim.cold != nil {
 		c.lim.cold.removed(b.batch)
+	}
+	if c.pk != nil {
+		for _, sl := range b.batch {
+			s.partOut(sl.e)
+		}
+		if ps := s.purges.Load(); ps != nil {
+			// Deleted before they expired (DeletePartition): removed,
+			// but not reported as expired.
+			kept := b.batch[:0]
+			for _, sl := range b.batch {
+				if !hiddenBy(*ps, sl.e) {
+					kept = append(kept, sl)
+				}
+			}
+			clear(b.batch[len(kept):])
+			b.batch = kept
+		}
 	}
 	s.size.Store(int32(s.docs.len()))
 	s.minExp.Store(s.index.min())

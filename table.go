@@ -16,7 +16,7 @@ import (
 // view; table_subtable.go has one subtable and its groups of eight slots;
 // table_check.go the consistency check that checkInvariants runs.
 //
-// It needs nothing of the package but entry.id(), yet it stays in the root
+// It needs nothing of the package but entry.key(), yet it stays in the root
 // package rather than internal/: there it would be generic in the entry
 // type, and the id comparison in every probe, inlined here, would become a
 // call through the generic dictionary, which the compiler does not inline
@@ -151,7 +151,7 @@ func probe(groups []group, h uint64, id string) (*entry, bool) {
 		grp := &groups[g]
 		ctrl := grp.ctrl.Load()
 		for m := matchH2(ctrl, tag); m != 0; m &= m - 1 {
-			if e := grp.slots[firstSlot(m)].Load(); e != nil && e.id() == id {
+			if e := grp.slots[firstSlot(m)].Load(); e != nil && e.key() == id {
 				return e, true
 			}
 		}

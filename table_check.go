@@ -52,12 +52,12 @@ func (t *table) check(seed maphash.Seed, each func(*entry) error) error {
 			}
 		}
 		err := sub.check(seed, func(e *entry) error {
-			h := maphash.String(seed, e.id())
+			h := maphash.String(seed, e.key())
 			if t.subs[dirIndex(h, t.depth)] != sub {
-				return fmt.Errorf("table: %q is in the wrong subtable", e.id())
+				return fmt.Errorf("table: %q is in the wrong subtable", e.key())
 			}
-			if got, ok := t.find(h, e.id()); got != e || !ok {
-				return fmt.Errorf("table: %q is not found without the lock", e.id())
+			if got, ok := t.find(h, e.key()); got != e || !ok {
+				return fmt.Errorf("table: %q is not found without the lock", e.key())
 			}
 			return each(e)
 		})
@@ -85,7 +85,7 @@ func (t *subtable) check(seed maphash.Seed, each func(*entry) error) error {
 			switch {
 			case c == ctrlEmpty || c == ctrlDeleted:
 				if e != nil {
-					return fmt.Errorf("table: slot %d.%d is free (%#x) but holds %q", gi, i, c, e.id())
+					return fmt.Errorf("table: slot %d.%d is free (%#x) but holds %q", gi, i, c, e.key())
 				}
 				if c == ctrlDeleted {
 					used++
@@ -93,12 +93,12 @@ func (t *subtable) check(seed maphash.Seed, each func(*entry) error) error {
 			case c&0x80 != 0:
 				return fmt.Errorf("table: slot %d.%d has control byte %#x", gi, i, c)
 			default:
-				h := maphash.String(seed, e.id())
+				h := maphash.String(seed, e.key())
 				if uint64(c) != h2(h) {
-					return fmt.Errorf("table: %q has tag %#x, want %#x", e.id(), c, h2(h))
+					return fmt.Errorf("table: %q has tag %#x, want %#x", e.key(), c, h2(h))
 				}
-				if ref := t.lookup(h, e.id()); ref == nil || ref.Load() != e {
-					return fmt.Errorf("table: %q is not found under its own id", e.id())
+				if ref := t.lookup(h, e.key()); ref == nil || ref.Load() != e {
+					return fmt.Errorf("table: %q is not found under its own id", e.key())
 				}
 				if err := each(e); err != nil {
 					return err

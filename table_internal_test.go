@@ -145,13 +145,13 @@ func TestTableSplits(t *testing.T) {
 	for i := range 2000 {
 		e := testEntry(fmt.Sprintf("id-%d", i))
 		es = append(es, e)
-		require.Nil(t, tb.put(maphash.String(seed, e.id()), e, seed))
+		require.Nil(t, tb.put(maphash.String(seed, e.key()), e, seed))
 	}
 	require.GreaterOrEqual(t, tb.depth, uint(8), "2000 entries in subtables of 8 slots")
 	require.NoError(t, tb.check(seed, func(*entry) error { return nil }))
 	for _, e := range es {
-		h := maphash.String(seed, e.id())
-		require.Equal(t, e, tb.get(h, e.id()))
+		h := maphash.String(seed, e.key())
+		require.Equal(t, e, tb.get(h, e.key()))
 		require.True(t, tb.remove(h, e))
 	}
 	require.Equal(t, 0, tb.len())
@@ -176,7 +176,7 @@ func TestTableFindDuringWrites(t *testing.T) {
 			hashes := make([]uint64, stable)
 			for i := range stable {
 				e := testEntry(fmt.Sprintf("stable-%d", i))
-				hashes[i] = maphash.String(seed, e.id())
+				hashes[i] = maphash.String(seed, e.key())
 				versions[i] = []*entry{e}
 				tb.put(hashes[i], e, seed)
 			}
@@ -190,21 +190,21 @@ func TestTableFindDuringWrites(t *testing.T) {
 					defer wg.Done()
 					for i := r; !stop.Load(); i++ {
 						k := i % stable
-						e, ok := tb.find(hashes[k], versions[k][0].id())
+						e, ok := tb.find(hashes[k], versions[k][0].key())
 						if !ok {
 							inconclusive.Add(1)
 							continue
 						}
 						if e == nil {
-							t.Errorf("find(%q) = nil, but it was in the table throughout", versions[k][0].id())
+							t.Errorf("find(%q) = nil, but it was in the table throughout", versions[k][0].key())
 							return
 						}
-						if e.id() != versions[k][0].id() {
-							t.Errorf("find(%q) = an entry of %q", versions[k][0].id(), e.id())
+						if e.key() != versions[k][0].key() {
+							t.Errorf("find(%q) = an entry of %q", versions[k][0].key(), e.key())
 							return
 						}
 						if e, _ := tb.find(maphash.String(seed, "never"), "never"); e != nil {
-							t.Errorf("find(never) = %q", e.id())
+							t.Errorf("find(never) = %q", e.key())
 							return
 						}
 					}
@@ -218,16 +218,16 @@ func TestTableFindDuringWrites(t *testing.T) {
 			for i := range rounds {
 				mu.Lock()
 				e := testEntry(fmt.Sprintf("churn-%d", i))
-				tb.put(maphash.String(seed, e.id()), e, seed)
+				tb.put(maphash.String(seed, e.key()), e, seed)
 				churn = append(churn, e)
 				if i%3 == 0 && len(churn) > 100 {
 					old := churn[0]
 					churn = churn[1:]
-					tb.remove(maphash.String(seed, old.id()), old)
+					tb.remove(maphash.String(seed, old.key()), old)
 				}
 				if i%7 == 0 {
 					k := i % stable
-					e := testEntry(versions[k][0].id())
+					e := testEntry(versions[k][0].key())
 					tb.put(hashes[k], e, seed)
 				}
 				mu.Unlock()
@@ -262,7 +262,7 @@ func TestTableLookupReplacesInPlace(t *testing.T) {
 	var tb table
 	for i := range 100 {
 		e := testEntry(fmt.Sprint("other-", i))
-		tb.put(maphash.String(seed, e.id()), e, seed)
+		tb.put(maphash.String(seed, e.key()), e, seed)
 	}
 	h := maphash.String(seed, "a")
 	require.Nil(t, tb.lookup(h, "a"), "not stored yet")
@@ -435,10 +435,10 @@ func TestTableGrowLeavesOldGroups(t *testing.T) {
 				if len(live) >= 200 {
 					e := live[0]
 					live = live[1:]
-					tb.remove(maphash.String(seed, e.id()), e)
+					tb.remove(maphash.String(seed, e.key()), e)
 				}
 				e := testEntry(fmt.Sprint("id-", i))
-				h := maphash.String(seed, e.id())
+				h := maphash.String(seed, e.key())
 				v := tb.view.Load()
 				var then map[*group][]groupCopy
 				// When the put will grow the table: the readers' view
@@ -496,10 +496,10 @@ func TestTableSubtablesStayBounded(t *testing.T) {
 			const puts = 8000 // over 2000 left, in subtables of 128 groups too
 			for i := range puts {
 				e := testEntry(fmt.Sprint("id-", i))
-				tb.put(maphash.String(seed, e.id()), e, seed)
+				tb.put(maphash.String(seed, e.key()), e, seed)
 				es = append(es, e)
 				if i%3 == 2 { // removals too, which leave deleted markers
-					tb.remove(maphash.String(seed, es[0].id()), es[0])
+					tb.remove(maphash.String(seed, es[0].key()), es[0])
 					es = es[1:]
 				}
 				if i%500 == 0 || i == puts-1 {
@@ -524,10 +524,10 @@ func TestTableChurnDoesNotGrow(t *testing.T) {
 	var es []*entry
 	for i := range 50_000 {
 		e := testEntry(fmt.Sprint("id-", i))
-		tb.put(maphash.String(seed, e.id()), e, seed)
+		tb.put(maphash.String(seed, e.key()), e, seed)
 		es = append(es, e)
 		if len(es) > live {
-			tb.remove(maphash.String(seed, es[0].id()), es[0])
+			tb.remove(maphash.String(seed, es[0].key()), es[0])
 			es = es[1:]
 		}
 		if i%1000 == 999 {
@@ -600,7 +600,7 @@ func TestTableCheckCatches(t *testing.T) {
 			tb := table{maxGroups: 2}
 			for i := range 200 {
 				e := testEntry(fmt.Sprint("id-", i))
-				tb.put(maphash.String(seed, e.id()), e, seed)
+				tb.put(maphash.String(seed, e.key()), e, seed)
 			}
 			require.NoError(t, tb.check(seed, func(*entry) error { return nil }))
 			require.Greater(t, tb.depth, uint(1))

@@ -75,7 +75,7 @@ func (t *subtable) lookup(h uint64, id string) *atomic.Pointer[entry] {
 		ctrl := grp.ctrl.Load()
 		for m := matchH2(ctrl, tag); m != 0; m &= m - 1 {
 			ref := &grp.slots[firstSlot(m)]
-			if e := ref.Load(); e != nil && e.id() == id {
+			if e := ref.Load(); e != nil && e.key() == id {
 				return ref
 			}
 		}
@@ -102,7 +102,7 @@ func (t *subtable) init(n int) {
 // put stores e, whose id hashes to h, and returns the entry it replaced
 // under the same id, or nil. It needs a free slot: t.free > 0.
 func (t *subtable) put(h uint64, e *entry) *entry {
-	id := e.id()
+	id := e.key()
 	mask := uint64(len(t.groups) - 1)
 	tag := h2(h)
 	g := h1(h) & mask
@@ -113,7 +113,7 @@ func (t *subtable) put(h uint64, e *entry) *entry {
 		ctrl := grp.ctrl.Load()
 		for m := matchH2(ctrl, tag); m != 0; m &= m - 1 {
 			ref := &grp.slots[firstSlot(m)]
-			if old := ref.Load(); old != nil && old.id() == id {
+			if old := ref.Load(); old != nil && old.key() == id {
 				ref.Store(e)
 				return old
 			}
@@ -209,7 +209,7 @@ func (t *subtable) rehash(seed maphash.Seed) ([]*entry, []uint64) {
 	}
 	hashes := make([]uint64, len(entries))
 	for i, e := range entries {
-		hashes[i] = maphash.String(seed, e.id())
+		hashes[i] = maphash.String(seed, e.key())
 	}
 	return entries, hashes
 }

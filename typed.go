@@ -17,7 +17,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"hash/maphash"
 	"iter"
 	"reflect"
 	"strconv"
@@ -157,12 +156,34 @@ func NewTyped[T any](c *Collection) *Typed[T] {
 // allocation; for one with references, add their copies (for a []string, one
 // allocation and about one more Read). See docs/typed.md for
 // measurements.
-func (t *Typed[T]) Read(id string) (T, error) { return t.read("read", id) }
+//
+// On a partitioned collection it returns ErrPartitionKeyRequired: use
+// ReadIn. So do ReadOrLoad and ReplaceIfMatch, whose In forms name the
+// partition too.
+func (t *Typed[T]) Read(id string) (T, error) {
+	key, err := t.c.keyOf("read", id)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return t.read("read", key)
+}
 
-// read is Read; op names the caller in errors. It is Collection.Read, with
-// the cache's lookup under the same lock: it looks for id as look does
-// when it takes the lock, and ends a miss as Collection.read does, with
-// missed.
+// ReadIn is Read of the document with the given id in the partition pk
+// (see Collection.ReadIn).
+func (t *Typed[T]) ReadIn(pk PartitionKey, id string) (T, error) {
+	key, err := t.c.keyIn("read", pk, id)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return t.read("read", key)
+}
+
+// read is Read of the document with the given key (id); op names the
+// caller in errors. It is Collection.Read, with the cache's lookup under
+// the same lock: it looks for id as look does when it takes the lock, and
+// ends a miss as Collection.read does, with missed.
 func (t *Typed[T]) read(op, id string) (T, error) {
 	c := t.c
 	var zero T
@@ -184,7 +205,7 @@ func (t *Typed[T]) read(op, id string) (T, error) {
 	}
 	// What look finds when it takes the lock.
 	e := s.docs.get(h, id)
-	if e == nil {
+	if e == nil || s.hidden(e) {
 		s.mu.RUnlock()
 		return zero, c.missed(op, id, nil, true)
 	}
@@ -232,6 +253,30 @@ func (t *Typed[T]) ReadOrLoad(ctx context.Context, id string, load func(ctx cont
 	if load == nil {
 		panic("ttlstore: Typed.ReadOrLoad with a nil load function")
 	}
+	key, err := t.c.keyOf(opReadOrLoad, id)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return t.readOrLoad(ctx, key, load)
+}
+
+// ReadOrLoadIn is ReadOrLoad of the document with the given id in the
+// partition pk (see Collection.ReadOrLoadIn).
+func (t *Typed[T]) ReadOrLoadIn(ctx context.Context, pk PartitionKey, id string, load func(ctx context.Context, id string) (T, error)) (T, error) {
+	if load == nil {
+		panic("ttlstore: Typed.ReadOrLoadIn with a nil load function")
+	}
+	key, err := t.c.keyIn(opReadOrLoad, pk, id)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return t.readOrLoad(ctx, key, load)
+}
+
+// readOrLoad is ReadOrLoad of the document with the given key (id).
+func (t *Typed[T]) readOrLoad(ctx context.Context, id string, load func(ctx context.Context, id string) (T, error)) (T, error) {
 	// A hit costs a Read; Collection.ReadOrLoad reads again before it
 	// loads, and says ErrClosed its way.
 	v, err := t.read(opReadOrLoad, id)
@@ -297,6 +342,13 @@ func (t *Typed[T]) ReplaceIfMatch(v T, etag string) (T, error) {
 	return t.written("replace", d, err)
 }
 
+// ReplaceIfMatchIn is ReplaceIfMatch for a value that must be in the
+// partition pk, as Collection.ReplaceIfMatchIn.
+func (t *Typed[T]) ReplaceIfMatchIn(pk PartitionKey, v T, etag string) (T, error) {
+	d, err := t.c.ReplaceIfMatchIn(pk, v, etag)
+	return t.written("replace", d, err)
+}
+
 // written returns a write's result as a T: a new entry, so never cached
 // yet.
 func (t *Typed[T]) written(op string, d Document, err error) (T, error) {
@@ -304,7 +356,7 @@ func (t *Typed[T]) written(op string, d Document, err error) (T, error) {
 		var zero T
 		return zero, err
 	}
-	return t.load(op, maphash.String(t.c.seed, d.e.id()), d)
+	return t.load(op, keyHash(t.c.seed, d.e.key()), d)
 }
 
 // All returns an iterator over the live documents as values of type T, in
@@ -322,8 +374,22 @@ func (t *Typed[T]) All() iter.Seq2[T, error] { return t.Query(nil) }
 // as the zero T and an error matching ErrDecode, without calling match; the
 // loop may go on past it. Every other yield has a nil error.
 func (t *Typed[T]) Query(match func(T) bool) iter.Seq2[T, error] {
+	return t.query(t.c.All(), match)
+}
+
+// AllIn returns an iterator over the live documents of the partition pk as
+// values of type T. See QueryIn.
+func (t *Typed[T]) AllIn(pk PartitionKey) iter.Seq2[T, error] { return t.QueryIn(pk, nil) }
+
+// QueryIn is Query scoped to the partition pk, as Collection.QueryIn.
+func (t *Typed[T]) QueryIn(pk PartitionKey, match func(T) bool) iter.Seq2[T, error] {
+	return t.query(t.c.AllIn(pk), match)
+}
+
+// query is Query over the documents docs yields.
+func (t *Typed[T]) query(docs iter.Seq[Document], match func(T) bool) iter.Seq2[T, error] {
 	return func(yield func(T, error) bool) {
-		for d := range t.c.All() {
+		for d := range docs {
 			v, err := t.value("query", d)
 			if err == nil && match != nil && !match(v) {
 				continue
@@ -354,7 +420,7 @@ func (t *Typed[T]) CacheBytes() int64 { return t.bytes.Load() }
 // value returns d's document as a T: a copy of the cached value, or, on a
 // miss, the decoded JSON, which it caches. op names the caller in errors.
 func (t *Typed[T]) value(op string, d Document) (T, error) {
-	s, h := t.c.shardFor(d.e.id())
+	s, h := t.c.shardFor(d.e.key())
 	sh := &t.shards[h&(numShards-1)]
 	s.mu.RLock()
 	v, ok := sh.get(h, d.e)

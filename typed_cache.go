@@ -229,7 +229,7 @@ func (t *Typed[T]) store(h uint64, e *entry, v T) {
 	sh := &t.shards[h&(numShards-1)]
 	s.mu.Lock()
 	slots := len(sh.slots)
-	if s.docs.get(h, e.id()) == e && sh.put(h, e, v) {
+	if s.docs.get(h, e.key()) == e && sh.put(h, e, v) {
 		t.n.Add(1)
 		t.bytes.Add(t.valueSize(e) + int64(len(sh.slots)-slots)*t.slotSize)
 	}
@@ -244,7 +244,7 @@ func (t *Typed[T]) forget(e *entry) {
 		// the removal took before this call.)
 		return
 	}
-	s, h := t.c.shardFor(e.id())
+	s, h := t.c.shardFor(e.key())
 	s.mu.Lock()
 	t.removeLocked(h, e)
 	s.mu.Unlock()
@@ -258,7 +258,7 @@ func (t *Typed[T]) forgetAll(removed []slot) {
 	}
 	var locked *shard
 	for _, sl := range removed {
-		s, h := t.c.shardFor(sl.e.id())
+		s, h := t.c.shardFor(sl.e.key())
 		if s != locked {
 			if locked != nil {
 				locked.mu.Unlock()

@@ -9,7 +9,6 @@ package ttlstore
 import (
 	"cmp"
 	"fmt"
-	"hash/maphash"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -70,20 +69,20 @@ func (t *Typed[T]) checkShard(i int, sh *typedShard[T], n, bytes *int64) error {
 			continue
 		}
 		count++
-		h := maphash.String(t.c.seed, e.id())
+		h := keyHash(t.c.seed, e.key())
 		if h != sh.hashes[j] {
-			return fmt.Errorf("typed cache: %q is filed with hash %x, not %x", e.id(), sh.hashes[j], h)
+			return fmt.Errorf("typed cache: %q is filed with hash %x, not %x", e.key(), sh.hashes[j], h)
 		}
 		if h&(numShards-1) != uint64(i) {
-			return fmt.Errorf("typed cache: %q is in shard %d, not %d", e.id(), i, h&(numShards-1))
+			return fmt.Errorf("typed cache: %q is in shard %d, not %d", e.key(), i, h&(numShards-1))
 		}
 		for k := sh.home(h); k != j; k = (k + 1) & (size - 1) {
 			if sh.slots[k].e == nil {
-				return fmt.Errorf("typed cache: shard %d: %q is at %d, cut off from its home %d by the empty slot %d", i, e.id(), j, sh.home(h), k)
+				return fmt.Errorf("typed cache: shard %d: %q is at %d, cut off from its home %d by the empty slot %d", i, e.key(), j, sh.home(h), k)
 			}
 		}
-		if t.c.shards[i].docs.get(h, e.id()) != e {
-			return fmt.Errorf("typed cache: holds a value for %q (_etag %d), which is no longer stored", e.id(), e.etag)
+		if t.c.shards[i].docs.get(h, e.key()) != e {
+			return fmt.Errorf("typed cache: holds a value for %q (_etag %d), which is no longer stored", e.key(), e.etag)
 		}
 		*bytes += t.valueSize(e)
 	}
@@ -303,22 +302,22 @@ func TestTypedForgetAll(t *testing.T) {
 				}
 			}
 			require.Equal(t, n, tv.CacheLen())
-			shard := func(sl slot) uint64 { return maphash.String(c.seed, sl.e.id()) & (numShards - 1) }
+			shard := func(sl slot) uint64 { return keyHash(c.seed, sl.e.key()) & (numShards - 1) }
 			tc.order(removed, shard)
 
 			tv.forgetAll(removed)
 			require.Equal(t, len(kept), tv.CacheLen())
 			require.NoError(t, tv.CheckCache(), "CacheBytes agrees with the tables")
 			cached := func(sl slot) bool {
-				h := maphash.String(c.seed, sl.e.id())
+				h := keyHash(c.seed, sl.e.key())
 				_, ok := tv.shards[h&(numShards-1)].get(h, sl.e)
 				return ok
 			}
 			for _, sl := range removed {
-				require.False(t, cached(sl), "%s was forgotten", sl.e.id())
+				require.False(t, cached(sl), "%s was forgotten", sl.e.key())
 			}
 			for _, sl := range kept {
-				require.True(t, cached(sl), "%s was not", sl.e.id())
+				require.True(t, cached(sl), "%s was not", sl.e.key())
 			}
 
 			tv.forgetAll(removed) // again: nothing is left to drop

@@ -42,34 +42,75 @@ const (
 // It returns the stored document, or an error matching ErrInvalidDocument,
 // ErrInvalidTTL or ErrTooLarge for a bad document (which changes nothing), or
 // ErrClosed.
+//
+// In a partitioned collection (Options.PartitionKeyPath) the document's
+// partition key is the value at the path, and an id is unique within its
+// partition only: see CreateIn.
 func (c *Collection) Create(doc any) (Document, error) {
-	return c.write("create", doc, mustNotExist, "", false)
+	return c.write("create", doc, mustNotExist, "", false, nil)
+}
+
+// CreateIn is Create for a document that must be in the partition pk: a
+// document whose partition key is another is refused with
+// ErrInvalidDocument, naming both. On a collection without a
+// PartitionKeyPath pk must be PartitionKeyNone (ErrInvalidPartitionKey
+// otherwise). UpsertIn, ReplaceIn and ReplaceIfMatchIn check the same.
+func (c *Collection) CreateIn(pk PartitionKey, doc any) (Document, error) {
+	return c.write("create", doc, mustNotExist, "", false, &pk)
 }
 
 // Upsert stores doc, replacing the live document with its id if there is
 // one. It accepts the same documents and returns the same errors as Create,
 // except ErrConflict.
 func (c *Collection) Upsert(doc any) (Document, error) {
-	return c.write("upsert", doc, mayExist, "", false)
+	return c.write("upsert", doc, mayExist, "", false, nil)
+}
+
+// UpsertIn is Upsert for a document that must be in the partition pk (see
+// CreateIn).
+func (c *Collection) UpsertIn(pk PartitionKey, doc any) (Document, error) {
+	return c.write("upsert", doc, mayExist, "", false, &pk)
 }
 
 // Replace stores doc in place of the live document with its id, or returns
 // ErrNotFound when there is none (an expired document counts as none). The
 // whole document is replaced: if doc has no ttl, the document inherits the
 // DefaultTTL again, counted from the new _ts (R5). It accepts the same
-// documents as Create.
+// documents as Create. In a partitioned collection, the document replaced
+// is the one with doc's id in doc's partition: a partition key cannot
+// change by a replace (a document with another one is another document,
+// as in Azure Cosmos DB).
 func (c *Collection) Replace(doc any) (Document, error) {
-	return c.write("replace", doc, mustExist, "", false)
+	return c.write("replace", doc, mustExist, "", false, nil)
+}
+
+// ReplaceIn is Replace for a document that must be in the partition pk
+// (see CreateIn).
+func (c *Collection) ReplaceIn(pk PartitionKey, doc any) (Document, error) {
+	return c.write("replace", doc, mustExist, "", false, &pk)
 }
 
 // ReplaceIfMatch is Replace on the condition that the live document's _etag
 // is etag; otherwise it returns ErrPreconditionFailed and changes nothing.
 // An expired document is ErrNotFound, even when etag matches its old _etag.
+// On a partitioned collection it returns ErrPartitionKeyRequired: use
+// ReplaceIfMatchIn.
 func (c *Collection) ReplaceIfMatch(doc any, etag string) (Document, error) {
-	return c.write("replace", doc, mustExist, etag, true)
+	if c.pk != nil {
+		return Document{}, newErrorDetail("replace", "", ErrPartitionKeyRequired, "the collection's PartitionKeyPath is "+strconv.Quote(c.pk.path)+": use ReplaceIfMatchIn")
+	}
+	return c.write("replace", doc, mustExist, etag, true, nil)
 }
 
-func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, checkMatch bool) (Document, error) {
+// ReplaceIfMatchIn is ReplaceIfMatch for a document that must be in the
+// partition pk (see CreateIn).
+func (c *Collection) ReplaceIfMatchIn(pk PartitionKey, doc any, etag string) (Document, error) {
+	return c.write("replace", doc, mustExist, etag, true, &pk)
+}
+
+// write is the writes of a whole document; in, when not nil, is the
+// partition the caller says doc is in.
+func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, checkMatch bool, in *PartitionKey) (Document, error) {
 	if c.closed.Load() {
 		return Document{}, newError(op, "", ErrClosed)
 	}
@@ -77,10 +118,15 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 	if err != nil {
 		return Document{}, err
 	}
+	if in != nil {
+		if err := c.checkIn(op, *in, e); err != nil {
+			return Document{}, err
+		}
+	}
 	if err := c.checkWeight(op, e); err != nil {
 		return Document{}, err
 	}
-	id := e.id()
+	id := e.key()
 	s, h := c.shardFor(id)
 	var cm commit
 	m := cm.single(op, put, id, s, h)
@@ -109,14 +155,14 @@ func (c *Collection) prepare(op string, doc any) (*entry, error) {
 	if err != nil {
 		return nil, newErrorDetail(op, "", ErrInvalidDocument, strings.TrimPrefix(err.Error(), "jsonscan: "))
 	}
-	return finish(op, e, out, f, len(src)-len(out))
+	return c.finish(op, e, out, f, len(src)-len(out))
 }
 
 // finish completes the entry e, whose data holds out, the stored form of a
 // document in which jsonscan found f: it checks the id and the ttl, and
 // copies out to an entry of its own size when the id has escapes or e has
 // more than maxSlack bytes unused at its end.
-func finish(op string, e *entry, out []byte, f jsonscan.Fields, slack int) (*entry, error) {
+func (c *Collection) finish(op string, e *entry, out []byte, f jsonscan.Fields, slack int) (*entry, error) {
 	id, detail := checkID(f, out)
 	if detail != "" {
 		return nil, newErrorDetail(op, "", ErrInvalidDocument, detail)
@@ -126,6 +172,27 @@ func finish(op string, e *entry, out []byte, f jsonscan.Fields, slack int) (*ent
 		return nil, newErrorDetail(op, id, ErrInvalidTTL, detail)
 	}
 	idOff := f.IDStart
+	if c.pk != nil {
+		// The key, after the JSON: the partition key's encoding, then
+		// the id.
+		enc, detail := c.pk.partitionKeyOf(out)
+		if detail != "" {
+			return nil, newErrorDetail(op, id, ErrInvalidDocument, detail)
+		}
+		var data []byte
+		e, data = newEntry(len(out) + len(enc) + len(id))
+		copy(data, out)
+		copy(data[len(out):], enc)
+		copy(data[len(out)+len(enc):], id)
+		*e = entry{
+			ttl:   ttl,
+			n:     uint32(len(out)),
+			idOff: uint32(len(out)),
+			idLen: uint32(len(enc) + len(id)),
+			pkLen: uint16(len(enc)),
+		}
+		return e, nil
+	}
 	if f.IDEscaped || slack > maxSlack {
 		// Copy to an entry of the exact size, with room after the JSON
 		// for the unescaped id if it has escapes.
@@ -231,6 +298,9 @@ func (c *Collection) storeLocked(s *shard, h uint64, e *entry, exp int64, ref *a
 		s.unindexLocked(old, oldExp)
 		c.lim.pin(old, oldExp, -1)
 		ref.Store(e) // the same id: replaced in place, no second probe
+		if c.pk != nil {
+			s.partOut(old)
+		}
 	} else {
 		if c.lim.cold != nil {
 			c.lim.cold.added(e)
@@ -241,6 +311,9 @@ func (c *Collection) storeLocked(s *shard, h uint64, e *entry, exp int64, ref *a
 	s.indexLocked(e, exp)
 	c.lim.pin(e, exp, 1)
 	c.lim.floor.lower(exp)
+	if c.pk != nil {
+		s.partIn(e)
+	}
 }
 
 // indexLocked adds e, which expires at exp, to the shard's expiry index.
@@ -263,17 +336,49 @@ func (s *shard) unindexLocked(e *entry, exp int64) {
 
 // Delete removes the live document with the given id, or returns ErrNotFound
 // when there is none (an expired document counts as none). After Close it
-// returns ErrClosed.
+// returns ErrClosed. On a partitioned collection it returns
+// ErrPartitionKeyRequired: use DeleteIn.
 func (c *Collection) Delete(id string) error {
-	return c.remove("delete", id, "", false)
+	key, err := c.keyOf("delete", id)
+	if err != nil {
+		return err
+	}
+	return c.remove("delete", key, "", false)
+}
+
+// DeleteIn is Delete of the document with the given id in the partition
+// pk. On a collection without a PartitionKeyPath, pk must be
+// PartitionKeyNone (ErrInvalidPartitionKey otherwise); so for every In
+// form.
+func (c *Collection) DeleteIn(pk PartitionKey, id string) error {
+	key, err := c.keyIn("delete", pk, id)
+	if err != nil {
+		return err
+	}
+	return c.remove("delete", key, "", false)
 }
 
 // DeleteIfMatch is Delete on the condition that the live document's _etag is
 // etag; otherwise it returns ErrPreconditionFailed and deletes nothing.
 func (c *Collection) DeleteIfMatch(id, etag string) error {
-	return c.remove("delete", id, etag, true)
+	key, err := c.keyOf("delete", id)
+	if err != nil {
+		return err
+	}
+	return c.remove("delete", key, etag, true)
 }
 
+// DeleteIfMatchIn is DeleteIfMatch of the document with the given id in
+// the partition pk.
+func (c *Collection) DeleteIfMatchIn(pk PartitionKey, id, etag string) error {
+	key, err := c.keyIn("delete", pk, id)
+	if err != nil {
+		return err
+	}
+	return c.remove("delete", key, etag, true)
+}
+
+// remove deletes the document with the given key.
 func (c *Collection) remove(op, id, ifMatch string, checkMatch bool) error {
 	s, h := c.shardFor(id)
 	var cm commit
@@ -301,13 +406,35 @@ func (c *Collection) unfileLocked(s *shard, h uint64, e *entry, exp int64) {
 	s.size.Store(int32(s.docs.len()))
 	s.unindexLocked(e, exp)
 	c.lim.pin(e, exp, -1)
+	if c.pk != nil {
+		s.partOut(e)
+	}
 }
 
 // Touch rewrites the live document with the given id unchanged but for a new
 // _ts and _etag, which restarts its countdown: the sliding expiration of a
 // session cache. It returns the document as stored, ErrNotFound when there is
-// no live document with the id, or ErrClosed.
+// no live document with the id, or ErrClosed; on a partitioned collection,
+// ErrPartitionKeyRequired (use TouchIn).
 func (c *Collection) Touch(id string) (Document, error) {
+	key, err := c.keyOf("touch", id)
+	if err != nil {
+		return Document{}, err
+	}
+	return c.touch(key)
+}
+
+// TouchIn is Touch of the document with the given id in the partition pk.
+func (c *Collection) TouchIn(pk PartitionKey, id string) (Document, error) {
+	key, err := c.keyIn("touch", pk, id)
+	if err != nil {
+		return Document{}, err
+	}
+	return c.touch(key)
+}
+
+// touch is Touch of the document with the given key.
+func (c *Collection) touch(id string) (Document, error) {
 	s, h := c.shardFor(id)
 	var cm commit
 	m := cm.single("touch", touch, id, s, h)
