@@ -212,6 +212,7 @@ func (mc *machine) actions() map[string]func(*rapid.T) {
 	} else {
 		actions["Batch"] = mc.batch
 	}
+	actions["Patch"] = mc.patch
 	if mc.fs != nil {
 		actions["Restart"] = func(rt *rapid.T) { mc.restart(rt, false) }
 		actions["Crash"] = func(rt *rapid.T) { mc.restart(rt, true) }
