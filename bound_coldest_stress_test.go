@@ -90,6 +90,9 @@ func coldestStress(t *testing.T, durable bool) {
 	ops := 1500
 	if raceEnabled {
 		ops = 500
+		if ttlstore.RaceRepeat(t) {
+			ops = 150
+		}
 	}
 	clk := &monotonicClock{Mock: newMock()}
 	opts := ttlstore.Options{

@@ -377,6 +377,9 @@ func copyDir(t *testing.T, src string) string {
 // happen to complete a record (the high bytes of a recCommit's sequence
 // number are zeros): whole is what the file holds of the log as written.
 func TestDurableTornTail(t *testing.T) {
+	if ttlstore.RaceRepeat(t) {
+		t.Skip("deterministic, and checked by the first run")
+	}
 	dir := t.TempDir()
 	clk := newMock()
 	opts := ttlstore.Options{Clock: clk, SweepInterval: ttlstore.ManualSweep}

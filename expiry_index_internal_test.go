@@ -40,6 +40,10 @@ var spreads = []struct {
 // a second or none do, in enough entries that leaves split and merge, and
 // checks the index's structure after every change.
 func TestExpiryIndexAgainstModel(t *testing.T) {
+	maxOps := 600
+	if raceRepeat(t) {
+		maxOps = 60 // no goroutines here: repeats under -race add little
+	}
 	rapid.Check(t, func(rt *rapid.T) {
 		x := newExpiryIndex()
 		model := map[*entry]int64{}
@@ -77,7 +81,7 @@ func TestExpiryIndexAgainstModel(t *testing.T) {
 			held[i] = held[len(held)-1]
 			held = held[:len(held)-1]
 		}
-		for i := range rapid.IntRange(1, 600).Draw(rt, "ops") {
+		for i := range rapid.IntRange(1, maxOps).Draw(rt, "ops") {
 			switch op := rapid.IntRange(0, 9).Draw(rt, "op"); {
 			case op < 5: // insert, in bursts so that leaves fill
 				for range rapid.IntRange(1, 200).Draw(rt, "burst") {
@@ -192,6 +196,9 @@ func indexBytes(x *expiryIndex) int {
 // entries come in order of expiry, whether they share seconds or not (10
 // before the leaves kept their high key, 16 bytes a leaf, for the hints).
 func TestExpiryIndexBytesPerEntry(t *testing.T) {
+	if raceRepeat(t) {
+		t.Skip("deterministic, and checked by the first run")
+	}
 	const n = 100_000
 	for _, sp := range spreads {
 		t.Run(sp.name, func(t *testing.T) {

@@ -218,6 +218,9 @@ func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 	rounds := 5
 	if raceEnabled {
 		rounds = 3 // so that -race -count=20 fits go test's default timeout
+		if ttlstore.RaceRepeat(t) {
+			rounds = 1
+		}
 	}
 	if s := os.Getenv(killEnvRounds); s != "" {
 		n, err := strconv.Atoi(s)

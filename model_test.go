@@ -59,6 +59,9 @@ func TestModel(t *testing.T) {
 		// once the speed round's tests were added). Without -race it
 		// checks them all.
 		target = target / 10
+		if ttlstore.RaceRepeat(t) {
+			target /= 10 // the repeats of -count (see RaceRepeat)
+		}
 	}
 	if s := os.Getenv(modelOpsEnv); s != "" {
 		n, err := strconv.Atoi(s)

@@ -55,6 +55,10 @@ func TestPartitionModel(t *testing.T) {
 		ts  int64
 		ttl int32 // the document's own: 0 for none
 	}
+	steps := 50
+	if ttlstore.RaceRepeat(t) {
+		steps = 15 // the repeats of -count under -race
+	}
 	rapid.Check(t, func(rt *rapid.T) {
 		durable := rapid.Bool().Draw(rt, "durable")
 		fsys := vfs.NewMemFS()
@@ -147,7 +151,7 @@ func TestPartitionModel(t *testing.T) {
 				require.ErrorIs(rt, err, sentinel, op)
 			}
 		}
-		for step := range 50 {
+		for step := range steps {
 			k := key{rapid.IntRange(0, len(pks)-1).Draw(rt, "pk"), rapid.SampledFrom(ids).Draw(rt, "id")}
 			pk := pks[k.pk]
 			exists := live(k)

@@ -143,6 +143,9 @@ func TestTypedFileAfterRemoval(t *testing.T) {
 // few values, and goes when it holds none, so that a mass expiry hands back
 // the tables' memory too.
 func TestTypedCacheShrinks(t *testing.T) {
+	if raceRepeat(t) {
+		t.Skip("deterministic, and checked by the first run")
+	}
 	c, err := New(Options{SweepInterval: ManualSweep})
 	require.NoError(t, err)
 	defer c.Close()

@@ -882,8 +882,11 @@ func TestTypedConcurrent(t *testing.T) {
 	const (
 		ids     = 16
 		readers = 3
-		ops     = 1000
 	)
+	ops := 1000
+	if ttlstore.RaceRepeat(t) {
+		ops = 300 // the repeats of -count under -race
+	}
 	c, clk := newCollection(t, ttlstore.Options{DefaultTTL: ttlstore.TTL(3)})
 	flat := ttlstore.NewTyped[session](c)
 	deep := ttlstore.NewTyped[profile](c)
