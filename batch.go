@@ -116,6 +116,11 @@ func (b *Batch) PatchIfMatch(id string, ops []PatchOp, etag string) *Batch {
 func (b *Batch) Len() int { return len(b.ops) }
 
 func (b *Batch) add(op batchOp) *Batch {
+	if b.ops == nil {
+		// Room for a typical batch at once, rather than growing it
+		// four times on the way to ten operations.
+		b.ops = make([]batchOp, 0, 16)
+	}
 	b.ops = append(b.ops, op)
 	return b
 }

@@ -114,13 +114,21 @@ func (c *Collection) apply(cm *commit) {
 		c.applyOne(cm, &cm.one[0])
 		return
 	}
+	// moved has a bit for each shard where a mutation before this one
+	// filed a new entry or removed one: the table may have moved the
+	// slots check found there. (A replacement is stored in its slot.)
+	var moved [2]uint64
 	for i := range cm.many {
 		m := &cm.many[i]
-		if m.kind != read {
-			// A mutation before this one may have filed or removed
-			// an entry of this shard: the table may have moved the
-			// slot check found.
+		if m.kind == read {
+			continue
+		}
+		n := m.h & (numShards - 1)
+		if m.prev != 0 || moved[n/64]&(1<<(n%64)) != 0 {
 			m.ref = m.s.docs.lookup(m.h, m.id)
+		}
+		if m.ref == nil || m.kind == del {
+			moved[n/64] |= 1 << (n % 64)
 		}
 		c.applyOne(cm, m)
 	}
