@@ -36,7 +36,8 @@ var badInputs = []struct {
 	{"infinity", map[string]any{"id": "a", "v": math.Inf(1)}, ttlstore.ErrInvalidDocument, []string{"+Inf"}},
 	{"func", func() {}, ttlstore.ErrInvalidDocument, []string{"func()"}},
 	{"failing MarshalJSON", failingMarshaler{}, ttlstore.ErrInvalidDocument, []string{"marshaler says no"}},
-	{"Go string", `{"id":"a"}`, ttlstore.ErrInvalidDocument, []string{"string", "not object"}},
+	{"Go string holding a JSON string", `"a"`, ttlstore.ErrInvalidDocument, []string{"string", "not object"}},
+	{"Go string holding bad JSON", `{"id":"a",}`, ttlstore.ErrInvalidDocument, []string{"offset 10"}},
 	{"empty", []byte{}, ttlstore.ErrInvalidDocument, []string{"unexpected end"}},
 	{"nil []byte", []byte(nil), ttlstore.ErrInvalidDocument, []string{"unexpected end"}},
 	{"whitespace", []byte(" \n\t"), ttlstore.ErrInvalidDocument, []string{"unexpected end"}},
@@ -255,4 +256,27 @@ func TestWriteBackAtSizeLimit(t *testing.T) {
 // stampOf is the stamp that ends d's JSON.
 func stampOf(d ttlstore.Document) string {
 	return fmt.Sprintf(`"_ts":%d,"_etag":%q}`, d.TS().Unix(), d.ETag())
+}
+
+// A Go string is JSON text, as []byte is: the document it holds is stored,
+// and changing nothing of the caller's.
+func TestWriteGoString(t *testing.T) {
+	c, _ := newCollection(t, ttlstore.Options{})
+	d, err := c.Upsert(`{"id":"s","v":[1,2]}`)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"id":"s","v":[1,2],"_ts":1700000000,"_etag":`+strconv.Quote(d.ETag())+`}`, d.String())
+}
+
+// An error quotes at most 64 bytes of an id, cut at a character's start,
+// and says how long the id was.
+func TestErrorQuotesLongIDsCut(t *testing.T) {
+	c, _ := newCollection(t, ttlstore.Options{})
+	id := strings.Repeat("é", 500) // 1,000 bytes
+	err := c.Delete(id)
+	require.ErrorIs(t, err, ttlstore.ErrNotFound)
+	msg := err.Error()
+	assert.Less(t, len(msg), 150, msg)
+	assert.Contains(t, msg, `"`+strings.Repeat("é", 32)+`"... (1000 bytes)`)
+	err = c.Delete("short")
+	assert.Equal(t, `ttlstore: delete "short": not found`, err.Error())
 }

@@ -132,6 +132,11 @@ type Options struct {
 	// are reported to OnExpire, not here.
 	OnEvict func(Document)
 
+	// MaxPatchOperations is the most operations one Patch may hold. Zero
+	// means DefaultMaxPatchOperations (10, as in Azure Cosmos DB);
+	// negative values make New fail.
+	MaxPatchOperations int
+
 	// Sync is a durable collection's policy for syncing its log: the zero
 	// value, SyncAlways, returns from a write only once it would survive a
 	// power loss. See SyncPolicy for what the others may lose. New ignores
@@ -185,6 +190,7 @@ type Collection struct {
 	interval time.Duration // > 0 with a background sweeper, < 0 without
 	batch    int
 	maxSize  int
+	maxPatch int
 	onExpire func(Document)
 	onEvict  func(Document)
 	seed     maphash.Seed
@@ -204,7 +210,7 @@ type Collection struct {
 	// does not take from every other core the line their reads need.
 	_ [64]byte
 
-	// lim is the bound and the usage (bound.go).
+	// lim is the bound and the usage (bound_budget.go).
 	lim limits
 	_   [64]byte
 
@@ -214,6 +220,12 @@ type Collection struct {
 	// DefaultTTL from start to end.
 	policyMu sync.RWMutex
 	_        [64]byte
+	// spanMu is held for reading by a commit of several mutations, from
+	// before it locks its shards to after it lets them go, and for
+	// writing by the snapshot of All and Query, so that no snapshot sees
+	// part of a transactional batch. Single writes do not take it.
+	spanMu sync.RWMutex
+	_      [64]byte
 	// counts counts the reads' hits and misses.
 	counts readCounts
 
@@ -232,7 +244,7 @@ type Collection struct {
 
 	loads loadTable // ReadOrLoad's loads in progress (readthrough.go); the zero value is ready
 
-	// views are the Typed views' caches (typed.go), told of every entry
+	// views are the Typed views' caches (typed_cache.go), told of every entry
 	// replaced or removed, after the removal and with no lock held. The
 	// zero value has none.
 	views typedViews
@@ -277,6 +289,8 @@ func newCollection(op string, opts Options) (*Collection, int32, error) {
 	case opts.MaxDocumentSize > math.MaxInt32:
 		// An entry keeps lengths and offsets in 32 bits.
 		return nil, 0, newErrorDetail(op, "", ErrInvalidOptions, "MaxDocumentSize "+strconv.Itoa(opts.MaxDocumentSize)+" is more than 2147483647")
+	case opts.MaxPatchOperations < 0:
+		return nil, 0, newErrorDetail(op, "", ErrInvalidOptions, "MaxPatchOperations "+strconv.Itoa(opts.MaxPatchOperations)+" is negative")
 	case opts.Sync > SyncNever:
 		return nil, 0, newErrorDetail(op, "", ErrInvalidOptions, "Sync "+opts.Sync.String()+" is not a SyncPolicy")
 	case opts.Eviction > EvictSoonestExpiry:
@@ -290,6 +304,7 @@ func newCollection(op string, opts Options) (*Collection, int32, error) {
 		interval: opts.SweepInterval,
 		batch:    opts.SweepBatch,
 		maxSize:  opts.MaxDocumentSize,
+		maxPatch: opts.MaxPatchOperations,
 		onExpire: opts.OnExpire,
 		onEvict:  opts.OnEvict,
 		seed:     maphash.MakeSeed(),
@@ -310,6 +325,9 @@ func newCollection(op string, opts Options) (*Collection, int32, error) {
 	}
 	if c.maxSize == 0 {
 		c.maxSize = DefaultMaxDocumentSize
+	}
+	if c.maxPatch == 0 {
+		c.maxPatch = DefaultMaxPatchOperations
 	}
 	// Start the _etag sequences at a random point, so that _etags from
 	// different collections (or runs) do not look alike. Below 2^62, so

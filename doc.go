@@ -11,7 +11,8 @@
 // seconds, and "_etag", an opaque version string for optimistic concurrency
 // (ReplaceIfMatch, DeleteIfMatch). A read returns a Document, an immutable
 // value: nothing done with it, or with the bytes passed to a write, changes
-// what is stored.
+// what is stored. ExecuteBatch applies several writes and reads in order as
+// one, all or nothing, as Cosmos DB's transactional batch.
 //
 //	c, _ := ttlstore.New(ttlstore.Options{DefaultTTL: ttlstore.TTL(3600)})
 //	defer c.Close()

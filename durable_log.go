@@ -109,20 +109,44 @@ func newLogWriter(f vfs.File, num uint64, size int64, policy SyncPolicy, seq uin
 	return l
 }
 
-// appendPut logs e and returns its LSN once the record is written to the
-// OS. On error nothing of the write may be applied.
-func (l *logWriter) appendPut(e *entry) (uint64, error) { return logAppend(l, appendPut, e) }
+// appendCommit logs a commit's mutations, a record each (none for a read),
+// in one group (a restart applies all of them or none) and returns the LSN
+// of the last once the group is written to the OS, or 0 if it logged none. On error nothing of the commit may
+// be applied.
+func (l *logWriter) appendCommit(muts []mutation) (uint64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil {
+		return 0, l.err
+	}
+	n := uint32(0)
+	for i := range muts {
+		switch m := &muts[i]; m.kind {
+		case del:
+			l.buf = appendDelete(l.buf, m.id)
+		case put, touch, amend:
+			l.buf = appendPut(l.buf, m.e)
+		default:
+			continue // a read logs nothing
+		}
+		n++
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	return l.flushLocked(n)
+}
 
-// appendDelete logs the deletion of id; see appendPut.
+// appendDelete logs the deletion of id (an eviction); see appendCommit.
 func (l *logWriter) appendDelete(id string) (uint64, error) { return logAppend(l, appendDelete, id) }
 
 // appendExpire logs that a sweep removed the expired documents of removed;
-// see appendPut.
+// see appendCommit.
 func (l *logWriter) appendExpire(removed []slot) (uint64, error) {
 	return logAppend(l, appendExpire, removed)
 }
 
-// appendDefault logs a DefaultTTL change; see appendPut.
+// appendDefault logs a DefaultTTL change; see appendCommit.
 func (l *logWriter) appendDefault(old, def int32, at int64) (uint64, error) {
 	return logAppend(l, func(dst []byte, _ struct{}) []byte { return appendDefault(dst, old, def, at) }, struct{}{})
 }
@@ -136,15 +160,16 @@ func logAppend[T any](l *logWriter, enc func([]byte, T) []byte, v T) (uint64, er
 		return 0, l.err
 	}
 	l.buf = enc(l.buf, v)
-	return l.flushLocked()
+	return l.flushLocked(1)
 }
 
-// flushLocked numbers the record just buffered and waits until it is
-// written to the OS, writing the buffer itself when no other writer is.
+// flushLocked numbers the n records just buffered and waits until they are
+// written to the OS, writing the buffer itself when no other writer is;
+// they are in one group, whoever writes it. It returns the LSN of the last.
 // l.mu is held, and released while writing.
-func (l *logWriter) flushLocked() (uint64, error) {
-	l.next++
-	l.count++
+func (l *logWriter) flushLocked(n uint32) (uint64, error) {
+	l.next += uint64(n)
+	l.count += n
 	lsn := l.next
 	for l.written < lsn {
 		if l.err != nil {

@@ -38,3 +38,22 @@ func TestOverwrittenEntryIsCollected(t *testing.T) {
 		})
 	}
 }
+
+// TestAllocSize checks the table lookup of allocSize against the plain
+// definition: the smallest size class that holds n, or whole 8 KiB pages
+// above the largest class.
+func TestAllocSize(t *testing.T) {
+	want := func(n int) int {
+		for _, c := range sizeClasses {
+			if int(c) >= n {
+				return int(c)
+			}
+		}
+		return (n + 8191) / 8192 * 8192
+	}
+	for n := 0; n <= 70_000; n++ {
+		if got := allocSize(n); got != want(n) {
+			t.Fatalf("allocSize(%d) = %d, want %d", n, got, want(n))
+		}
+	}
+}

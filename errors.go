@@ -3,6 +3,7 @@ package ttlstore
 import (
 	"errors"
 	"strconv"
+	"unicode/utf8"
 )
 
 // The errors a Collection returns. Every error it returns wraps exactly one of
@@ -27,6 +28,14 @@ var (
 	// ErrInvalidDocument is returned when a write is not a JSON object of
 	// valid UTF-8 with a valid string id; the message says what is wrong.
 	ErrInvalidDocument = errors.New("invalid document")
+
+	// ErrInvalidPatch is returned by Patch when an operation is
+	// malformed, names a path that cannot be patched ("/id", "/_ts",
+	// "/_etag", ...), or does not apply to the document (a path to replace
+	// or remove that is absent, a missing parent, incr on a value that is
+	// not a number, or past the int64 range); the message names the
+	// operation by its index and path.
+	ErrInvalidPatch = errors.New("invalid patch")
 
 	// ErrTooLarge is returned when a document's JSON is longer than
 	// Options.MaxDocumentSize.
@@ -98,7 +107,7 @@ type opError struct {
 func (e *opError) Error() string {
 	s := "ttlstore: " + e.op
 	if e.id != "" {
-		s += " " + strconv.Quote(e.id)
+		s += " " + quoteID(e.id)
 	}
 	if e.detail != "" {
 		s += ": " + e.detail
@@ -107,6 +116,23 @@ func (e *opError) Error() string {
 }
 
 func (e *opError) Unwrap() error { return e.err }
+
+// maxQuotedID is the most bytes of an id an error message quotes: an
+// error about a 1,023-byte id should not flood a log.
+const maxQuotedID = 64
+
+// quoteID quotes id for an error message, cut after maxQuotedID bytes (at
+// a character's start) with a note of its length.
+func quoteID(id string) string {
+	if len(id) <= maxQuotedID {
+		return strconv.Quote(id)
+	}
+	n := maxQuotedID
+	for n > 0 && !utf8.RuneStart(id[n]) {
+		n--
+	}
+	return strconv.Quote(id[:n]) + "... (" + strconv.Itoa(len(id)) + " bytes)"
+}
 
 func newError(op, id string, err error) error { return &opError{op: op, id: id, err: err} }
 

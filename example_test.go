@@ -218,3 +218,53 @@ func ExampleEvictionPolicy() {
 	// evicted b
 	// a: <nil>
 }
+
+// A transactional batch: the operations apply in order, all or nothing.
+func ExampleCollection_ExecuteBatch() {
+	c, _ := ttlstore.New(ttlstore.Options{DefaultTTL: ttlstore.TTL(3600)})
+	defer c.Close()
+	c.Upsert(`{"id":"cart-1","items":2}`)
+
+	var b ttlstore.Batch
+	b.Create(`{"id":"order-9","cart":"cart-1"}`).
+		Delete("cart-1").
+		Read("order-9")
+	docs, err := c.ExecuteBatch(&b)
+	fmt.Println(len(docs), err, docs[2].ID())
+
+	// A batch that fails changes nothing, and says which operation failed.
+	b = ttlstore.Batch{}
+	b.Upsert(`{"id":"cart-2"}`).Replace(`{"id":"cart-1","items":3}`)
+	_, err = c.ExecuteBatch(&b)
+	var be *ttlstore.BatchError
+	fmt.Println(errors.As(err, &be), be.Index, errors.Is(err, ttlstore.ErrNotFound), c.Len())
+	// Output:
+	// 3 <nil> order-9
+	// true 1 true 1
+}
+
+// Patch changes fields of a document in place, as one write.
+func ExampleCollection_Patch() {
+	c, _ := ttlstore.New(ttlstore.Options{DefaultTTL: ttlstore.TTL(3600)})
+	defer c.Close()
+	c.Upsert(`{"id":"cart-1","items":2,"tags":["new"]}`)
+
+	ops, _ := ttlstore.ParsePatch([]byte(`[
+		{"op":"incr","path":"/items","value":1},
+		{"op":"add","path":"/tags/-","value":"big"},
+		{"op":"set","path":"/ttl","value":60}]`))
+	d, err := c.Patch("cart-1", ops)
+	ttl, _ := d.TTL()
+	var v struct {
+		Items int
+		Tags  []string
+	}
+	d.Decode(&v)
+	fmt.Println(err, v.Items, v.Tags, ttl)
+
+	_, err = c.Patch("cart-1", []ttlstore.PatchOp{{Kind: ttlstore.PatchRemove, Path: "/coupon"}})
+	fmt.Println(errors.Is(err, ttlstore.ErrInvalidPatch))
+	// Output:
+	// <nil> 3 [new big] 60
+	// true
+}

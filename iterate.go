@@ -17,7 +17,8 @@ func (c *Collection) All() iter.Seq[Document] { return c.Query(nil) }
 // DefaultTTL: every document it yields was live when its shard was read, and
 // a concurrent SetDefaultTTL applies to all of the snapshot or to none of it.
 // Writes made while the snapshot is taken may or may not be in it; writes
-// made after it are not. No lock is held while match and the loop body run,
+// made after it are not; a transactional batch (ExecuteBatch) is in it
+// whole or not at all. No lock is held while match and the loop body run,
 // so they may call any method of the Collection. It works after Close, on
 // the contents as Close left them.
 func (c *Collection) Query(match func(Document) bool) iter.Seq[Document] {
@@ -39,6 +40,8 @@ func (c *Collection) Query(match func(Document) bool) iter.Seq[Document] {
 func (c *Collection) snapshot() ([]*entry, int32) {
 	c.policyMu.RLock()
 	defer c.policyMu.RUnlock()
+	c.spanMu.Lock() // no batch is half applied while the shards are read
+	defer c.spanMu.Unlock()
 	// Count the live documents first, for the capacity; a document
 	// written meanwhile only makes append grow the snapshot.
 	n := 0

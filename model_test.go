@@ -209,6 +209,8 @@ func (mc *machine) actions() map[string]func(*rapid.T) {
 	}
 	if mc.bound.bounded {
 		actions["SetLimits"] = mc.setLimits
+	} else {
+		actions["Batch"] = mc.batch
 	}
 	if mc.fs != nil {
 		actions["Restart"] = func(rt *rapid.T) { mc.restart(rt, false) }
@@ -688,7 +690,7 @@ func (mc *machine) requireSameDoc(rt *rapid.T, got ttlstore.Document, want model
 var errClasses = []error{
 	ttlstore.ErrNotFound, ttlstore.ErrConflict, ttlstore.ErrPreconditionFailed, ttlstore.ErrInvalidTTL,
 	ttlstore.ErrInvalidDocument, ttlstore.ErrTooLarge, ttlstore.ErrInvalidOptions, ttlstore.ErrClosed,
-	ttlstore.ErrFull,
+	ttlstore.ErrFull, ttlstore.ErrInvalidPatch,
 }
 
 // requireErrClass requires that err matches want and no other class.

@@ -17,13 +17,7 @@ func (c *Collection) read(id string, count bool) (Document, error) {
 	s, h := c.shardFor(id)
 	e, exp, live := c.look(s, h, id)
 	if !live {
-		if count {
-			c.counts.miss()
-		}
-		if e == nil {
-			return Document{}, newError("read", id, ErrNotFound)
-		}
-		return Document{}, (*expiredError)(e)
+		return Document{}, c.missed("read", id, e, count)
 	}
 	if count {
 		c.counts.hit()
@@ -32,6 +26,20 @@ func (c *Collection) read(id string, count bool) (Document, error) {
 		}
 	}
 	return Document{e: e, exp: exp}, nil
+}
+
+// missed ends a read of id that found no live document: e is the expired
+// entry it found, or nil. It returns the error Read returns, naming op, and
+// counts the miss in Stats if count is true. Typed.read, which looks under
+// the shard's lock, ends its misses with it too.
+func (c *Collection) missed(op, id string, e *entry, count bool) error {
+	if count {
+		c.counts.miss()
+	}
+	if e == nil {
+		return newError(op, id, ErrNotFound)
+	}
+	return (*expiredError)(e)
 }
 
 // look returns the entry with the given id, whose hash is h, from its shard

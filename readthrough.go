@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"strconv"
 	"sync"
 	"time"
 )
@@ -214,7 +213,7 @@ func (c *Collection) storeLoaded(id string, v any) (Document, error) {
 	}
 	if got := e.id(); got != id {
 		return Document{}, newErrorDetail(opLoad, id, ErrInvalidDocument,
-			"the loaded document's id is "+strconv.Quote(got)+", not "+strconv.Quote(id))
+			"the loaded document's id is "+quoteID(got)+", not "+quoteID(id))
 	}
 	// Create validates the entry's JSON again; it cannot fail on it.
 	src := &Document{e: e}
@@ -256,7 +255,7 @@ func (e *loadPanicError) Error() string {
 	if e.value != nil {
 		what = fmt.Sprintf("panic: %v", e.value)
 	}
-	return "ttlstore: " + opLoad + " " + strconv.Quote(e.id) + ": " + what + ": " + ErrLoadPanicked.Error()
+	return "ttlstore: " + opLoad + " " + quoteID(e.id) + ": " + what + ": " + ErrLoadPanicked.Error()
 }
 
 func (e *loadPanicError) Unwrap() []error {

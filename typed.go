@@ -1,40 +1,32 @@
 package ttlstore
 
+// Typed views: a Collection seen as Go values of one type. This file is the
+// view itself: NewTyped, and Typed's reads, writes and iterators, each a
+// Collection call whose document becomes a T, decoded with encoding/json the
+// first time the view meets a stored version and copied from the view's
+// cache after that. It promises what Typed's doc says: a T returned is the
+// stored document decoded (with its _ts and _etag), it is the caller's own,
+// an expired document is never returned, and the errors are the
+// Collection's, plus ErrDecode.
+//
+// The cache of decoded values, and how it learns of the collection's
+// removals, is typed_cache.go; the copies of cached values that make a T the
+// caller's, package internal/clone.
+
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"hash/maphash"
 	"iter"
-	"math/bits"
 	"reflect"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 	"unsafe"
-)
 
-// Typed views: a Collection seen as Go values of one type, each document
-// decoded once per stored version and kept decoded beside the collection.
-//
-// A view's cache is split like the collection, in numShards parts by the
-// same hash of the id, and part i is guarded by the collection's
-// shards[i].mu. So a typed read is a Collection.Read that, under the same
-// read lock, also finds the value cached for the entry it read: one lock,
-// and the cache's slot is loaded before the collection's table is probed,
-// so that the two memory accesses overlap rather than follow each other.
-//
-// A value is filed under its id's hash and its entry (the pointer). Entries
-// are immutable and a write makes a new one, so a value is always the
-// decoding of exactly the entry it is filed with. A value is filed only
-// while its entry is the one stored under its id (checked under the write
-// lock), and the collection tells every view of each entry it replaces or
-// removes (typedViews.forget, called after the removal, with no lock held),
-// which drops that entry's value and no other: nothing stays cached for an
-// entry that is gone. Holding the entry keeps its memory alive, so its
-// address cannot be reused for another entry while it is cached.
+	"github.com/ttlstore/ttlstore/internal/clone"
+)
 
 // ErrDecode is returned by a Typed view when a stored document does not
 // decode into the view's type with encoding/json: a member has a JSON type
@@ -83,11 +75,11 @@ var ErrDecode = errors.New("document does not decode into the view's type")
 type Typed[T any] struct {
 	c   *Collection
 	typ reflect.Type
-	// fix is nil when a copy of a T shares nothing that can be written
-	// through (its only references are strings, and time.Time's
-	// location); otherwise it replaces a copy's references with copies
-	// of what they refer to (see fixupFor).
-	fix fixup
+	// copier makes the copies of cached values that callers get.
+	copier clone.Copier[T]
+
+	// The cache of decoded values (typed_cache.go):
+
 	// slotSize is the bytes a slot of the cache's tables takes, its
 	// hash included.
 	slotSize int64
@@ -97,202 +89,12 @@ type Typed[T any] struct {
 	// memory.
 	heap bool
 
-	// scratch holds *T for clone.
-	scratch sync.Pool
-
 	n     atomic.Int64 // values cached
 	bytes atomic.Int64 // their estimated size, see CacheBytes
 
 	// shards[i] holds the values of the documents in the collection's
 	// shards[i], whose mu guards it.
 	shards [numShards]typedShard[T]
-}
-
-// typedShard is one part of a Typed view's cache: a hash table of decoded
-// values, open addressing with linear probing, the values in the slots. A
-// Go map would do, but a hit costs it two or three cache misses (control
-// word, key, value, each in a line of its own), where a slot here is one;
-// and a lookup can load the slot before it knows which entry it looks for
-// (see Typed.Read). Its collection shard's mu guards it.
-type typedShard[T any] struct {
-	// slots has a power-of-two length, or is nil while the shard is
-	// empty. An empty slot has a nil e. A value sits at its home slot
-	// (see home) or after it, with no empty slot between. A value is
-	// never written after it is filed: readers get copies.
-	slots []typedSlot[T]
-	// hashes[i] is the hash of the id of slots[i].e. It is apart from
-	// the slots, which reads do not need it in: a slot is then 8 bytes
-	// more than a T, which for a T of 56, 120 or 248 bytes fills whole
-	// cache lines.
-	hashes []uint64
-	n      int
-	_      [8]byte // the next shard's header in another cache line
-}
-
-// typedSlot is one slot of a typedShard: a value and the entry it was
-// decoded from.
-type typedSlot[T any] struct {
-	e *entry
-	v T
-}
-
-// minTypedSlots is the size of a shard's table when it is first filled.
-const minTypedSlots = 16
-
-// home is the slot where a value for an id with hash h goes first: the top
-// bits of h (the bottom ones pick the shard). The table must not be nil.
-func (sh *typedShard[T]) home(h uint64) int {
-	return int(h >> (64 - bits.Len(uint(len(sh.slots)-1))))
-}
-
-// find returns the slot holding the value of e, probing from the slot at
-// (e's home, or after it), or nil.
-func (sh *typedShard[T]) find(e *entry, at int) *typedSlot[T] {
-	mask := len(sh.slots) - 1
-	for i := at; ; i = (i + 1) & mask {
-		switch sl := &sh.slots[i]; sl.e {
-		case e:
-			return sl
-		case nil:
-			return nil
-		}
-	}
-}
-
-// get returns the value filed for e, whose id has hash h.
-func (sh *typedShard[T]) get(h uint64, e *entry) (T, bool) {
-	if sh.slots != nil {
-		if sl := sh.find(e, sh.home(h)); sl != nil {
-			return sl.v, true
-		}
-	}
-	var zero T
-	return zero, false
-}
-
-// put files v for e, whose id has hash h, unless a value for e is filed
-// already, and reports whether it did. The lock must be held for writing.
-func (sh *typedShard[T]) put(h uint64, e *entry, v T) bool {
-	if (sh.n+1)*4 > len(sh.slots)*3 {
-		sh.resize(max(minTypedSlots, 2*len(sh.slots)))
-	}
-	mask := len(sh.slots) - 1
-	i := sh.home(h)
-	for ; sh.slots[i].e != nil; i = (i + 1) & mask {
-		if sh.slots[i].e == e {
-			return false
-		}
-	}
-	sh.slots[i] = typedSlot[T]{e: e, v: v}
-	sh.hashes[i] = h
-	sh.n++
-	return true
-}
-
-// remove takes the value filed for e, whose id has hash h, out, if there
-// is one, and reports whether there was. The lock must be held for writing.
-func (sh *typedShard[T]) remove(h uint64, e *entry) bool {
-	if sh.slots == nil {
-		return false
-	}
-	mask := len(sh.slots) - 1
-	i := sh.home(h)
-	for ; sh.slots[i].e != e; i = (i + 1) & mask {
-		if sh.slots[i].e == nil {
-			return false
-		}
-	}
-	// Close the gap: move back each value after it that the empty slot
-	// would otherwise cut off from its home.
-	for j := (i + 1) & mask; sh.slots[j].e != nil; j = (j + 1) & mask {
-		k := sh.home(sh.hashes[j])
-		// The value at j stays if its home is cyclically in (i, j].
-		if i <= j && i < k && k <= j || i > j && (i < k || k <= j) {
-			continue
-		}
-		sh.slots[i], sh.hashes[i] = sh.slots[j], sh.hashes[j]
-		i = j
-	}
-	sh.slots[i], sh.hashes[i] = typedSlot[T]{}, 0
-	sh.n--
-	switch {
-	case sh.n == 0:
-		sh.slots, sh.hashes = nil, nil
-	case len(sh.slots) > minTypedSlots && sh.n*4 < len(sh.slots):
-		sh.resize(len(sh.slots) / 2)
-	}
-	return true
-}
-
-// resize moves the values to a new table of size slots, a power of two.
-func (sh *typedShard[T]) resize(size int) {
-	old, oldHashes := sh.slots, sh.hashes
-	sh.slots, sh.hashes = make([]typedSlot[T], size), make([]uint64, size)
-	mask := size - 1
-	for j, sl := range old {
-		if sl.e == nil {
-			continue
-		}
-		h := oldHashes[j]
-		i := sh.home(h)
-		for sh.slots[i].e != nil {
-			i = (i + 1) & mask
-		}
-		sh.slots[i], sh.hashes[i] = sl, h
-	}
-}
-
-// typedCache is what the collection tells of the entries it removes: a
-// Typed view's cache, whatever its type.
-type typedCache interface {
-	forget(e *entry)
-	forgetAll(removed []slot)
-}
-
-// typedViews is a Collection's registry of its Typed views.
-type typedViews struct {
-	// mu protects byType, and serializes changes to caches.
-	mu sync.Mutex
-	// byType holds the *Typed[T] of each type T a view was made for.
-	byType map[reflect.Type]any
-	// caches is every view's cache, nil while there is none, so that the
-	// collection's writes pay one load to learn that there is nothing to
-	// tell. It is replaced, never changed, when a view is added.
-	caches atomic.Pointer[[]typedCache]
-}
-
-// forget tells every view that e is no longer stored: a write replaced it,
-// or a delete, Touch, sweep or purge removed it. It must be called after
-// the removal, with no lock held.
-// It is inlined: without views it costs one load and a branch.
-func (v *typedViews) forget(e *entry) {
-	if cs := v.caches.Load(); cs != nil {
-		forgetIn(*cs, e)
-	}
-}
-
-// forgetAll is forget for every entry of removed.
-func (v *typedViews) forgetAll(removed []slot) {
-	if cs := v.caches.Load(); cs != nil && len(removed) > 0 {
-		forgetAllIn(*cs, removed)
-	}
-}
-
-// forgetIn and forgetAllIn are the work of forget and forgetAll, kept out
-// of line so that those are inlined into the collection's calls.
-//
-//go:noinline
-func forgetIn(caches []typedCache, e *entry) {
-	for _, c := range caches {
-		c.forget(e)
-	}
-}
-
-//go:noinline
-func forgetAllIn(caches []typedCache, removed []slot) {
-	for _, c := range caches {
-		c.forgetAll(removed)
-	}
 }
 
 // NewTyped returns the view of c's documents as values of type T (see
@@ -315,11 +117,10 @@ func NewTyped[T any](c *Collection) *Typed[T] {
 	t := &Typed[T]{
 		c:        c,
 		typ:      typ,
-		fix:      fixupFor(typ),
 		slotSize: int64(unsafe.Sizeof(typedSlot[T]{}) + unsafe.Sizeof(uint64(0))),
-		heap:     holdsHeap(typ),
+		heap:     clone.HoldsHeap(typ),
 	}
-	t.scratch.New = func() any { return new(T) }
+	t.copier.Init()
 	if v.byType == nil {
 		v.byType = make(map[reflect.Type]any)
 	}
@@ -359,7 +160,9 @@ func NewTyped[T any](c *Collection) *Typed[T] {
 func (t *Typed[T]) Read(id string) (T, error) { return t.read("read", id) }
 
 // read is Read; op names the caller in errors. It is Collection.Read, with
-// the cache's lookup under the same lock.
+// the cache's lookup under the same lock: it looks for id as look does
+// when it takes the lock, and ends a miss as Collection.read does, with
+// missed.
 func (t *Typed[T]) read(op, id string) (T, error) {
 	c := t.c
 	var zero T
@@ -379,17 +182,16 @@ func (t *Typed[T]) read(op, id string) (T, error) {
 		first = &sh.slots[at]
 		firstE = first.e
 	}
+	// What look finds when it takes the lock.
 	e := s.docs.get(h, id)
 	if e == nil {
 		s.mu.RUnlock()
-		c.counts.miss()
-		return zero, newError(op, id, ErrNotFound)
+		return zero, c.missed(op, id, nil, true)
 	}
 	exp := e.expiry(c.def.Load())
 	if exp != neverExpires && isExpired(exp, c.now()) {
 		s.mu.RUnlock()
-		c.counts.miss()
-		return zero, (*expiredError)(e)
+		return zero, c.missed(op, id, e, true)
 	}
 	var v T
 	hit := false
@@ -402,6 +204,9 @@ func (t *Typed[T]) read(op, id string) (T, error) {
 		}
 	}
 	s.mu.RUnlock()
+	// A hit, counted as Collection.read counts one. (Not shared through a
+	// helper: one that also ended misses would be too big to inline, a
+	// call on every Collection.Read.)
 	c.counts.hit()
 	if c.lim.cold != nil {
 		e.touch()
@@ -409,10 +214,10 @@ func (t *Typed[T]) read(op, id string) (T, error) {
 	if !hit {
 		return t.load(op, h, Document{e: e, exp: exp})
 	}
-	if t.fix == nil {
+	if !t.copier.Deep() {
 		return v, nil
 	}
-	return t.clone(v), nil
+	return t.copier.Copy(v), nil
 }
 
 // ReadOrLoad is Collection.ReadOrLoad for values of type T: it returns the
@@ -557,10 +362,10 @@ func (t *Typed[T]) value(op string, d Document) (T, error) {
 	if !ok {
 		return t.load(op, h, d)
 	}
-	if t.fix == nil {
+	if !t.copier.Deep() {
 		return v, nil
 	}
-	return t.clone(v), nil
+	return t.copier.Copy(v), nil
 }
 
 // load decodes d's document, whose id has hash h, caches the value and
@@ -571,11 +376,11 @@ func (t *Typed[T]) load(op string, h uint64, d Document) (T, error) {
 		return v, err
 	}
 	t.store(h, d.e, v)
-	if t.fix == nil {
+	// The cache may have v now: the caller gets a copy.
+	if !t.copier.Deep() {
 		return v, nil
 	}
-	// The cache may have v now: the caller gets a copy.
-	return t.clone(v), nil
+	return t.copier.Copy(v), nil
 }
 
 // decodeBufs holds buffers for the JSON that decode passes to
@@ -602,94 +407,6 @@ func (t *Typed[T]) decode(op string, d Document) (T, error) {
 	return v, nil
 }
 
-// store caches v as the decoding of e, whose id has hash h, if e is still
-// the entry stored under its id (expired or not) and no value is cached for
-// it yet. Checked under the lock that removals take, this is what keeps the
-// values of removed entries out: a removal either comes first, and then e
-// is not filed, or comes after, and then its forget finds e's value.
-func (t *Typed[T]) store(h uint64, e *entry, v T) {
-	s := &t.c.shards[h&(numShards-1)]
-	sh := &t.shards[h&(numShards-1)]
-	s.mu.Lock()
-	slots := len(sh.slots)
-	if s.docs.get(h, e.id()) == e && sh.put(h, e, v) {
-		t.n.Add(1)
-		t.bytes.Add(t.valueSize(e) + int64(len(sh.slots)-slots)*t.slotSize)
-	}
-	s.mu.Unlock()
-}
-
-// forget drops the value cached for e, if any.
-func (t *Typed[T]) forget(e *entry) {
-	if t.n.Load() == 0 {
-		// Nothing to drop. (A value for e filed concurrently would have
-		// been filed before e was removed, and counted, under the lock
-		// the removal took before this call.)
-		return
-	}
-	s, h := t.c.shardFor(e.id())
-	s.mu.Lock()
-	t.removeLocked(h, e)
-	s.mu.Unlock()
-}
-
-// forgetAll is forget for every entry of removed, taking each shard's lock
-// once for a run of entries of one shard (a sweep's batch is one run).
-func (t *Typed[T]) forgetAll(removed []slot) {
-	if t.n.Load() == 0 {
-		return
-	}
-	var locked *shard
-	for _, sl := range removed {
-		s, h := t.c.shardFor(sl.e.id())
-		if s != locked {
-			if locked != nil {
-				locked.mu.Unlock()
-			}
-			s.mu.Lock()
-			locked = s
-		}
-		t.removeLocked(h, sl.e)
-	}
-	if locked != nil {
-		locked.mu.Unlock()
-	}
-}
-
-// removeLocked drops the value cached for e, whose id has hash h, if any.
-// The collection shard's mu must be held for writing.
-func (t *Typed[T]) removeLocked(h uint64, e *entry) {
-	sh := &t.shards[h&(numShards-1)]
-	slots := len(sh.slots)
-	if sh.remove(h, e) {
-		t.n.Add(-1)
-		t.bytes.Add(-t.valueSize(e) + int64(len(sh.slots)-slots)*t.slotSize)
-	}
-}
-
-// valueSize is what the value cached for e counts in CacheBytes beyond its
-// slot: the length of e's JSON, if a T can refer to memory of its own.
-func (t *Typed[T]) valueSize(e *entry) int64 {
-	if t.heap {
-		return int64(e.n)
-	}
-	return 0
-}
-
-// clone returns a copy of v that shares nothing writable with it. fix
-// works on a T of scratch, from a pool: on v's own address it would move v
-// to the heap, an allocation per call.
-func (t *Typed[T]) clone(v T) T {
-	p := t.scratch.Get().(*T)
-	*p = v
-	t.fix(unsafe.Pointer(p))
-	v = *p
-	var zero T
-	*p = zero // keeps nothing alive
-	t.scratch.Put(p)
-	return v
-}
-
 // decodeError is a Typed view's error for a document that does not decode
 // into its type. It matches ErrDecode and encoding/json's error.
 type decodeError struct {
@@ -704,238 +421,3 @@ func (e *decodeError) Error() string {
 }
 
 func (e *decodeError) Unwrap() []error { return []error{ErrDecode, e.err} }
-
-// Copies of decoded values.
-//
-// A fixup replaces, in the value of its type at p, every reference through
-// which memory could be written (a slice's array, a map, a pointer's
-// target, an interface's dynamic value) with a reference to a new copy of
-// what it refers to, recursively. Applied to a shallow copy of a value, it
-// makes a copy that shares nothing writable with the original. Strings are
-// immutable and stay shared; so do time.Time's locations, which the time
-// package never changes. Values are copied as trees: a value that refers
-// to the same memory twice gets two copies of it (encoding/json never
-// decodes such a value), and one that refers to itself would not end.
-type fixup func(p unsafe.Pointer)
-
-var (
-	// fixups holds the fixup of every type built so far: reflect.Type to
-	// *fixupCell.
-	fixups sync.Map
-	// buildMu serializes the building of fixups.
-	buildMu sync.Mutex
-)
-
-// sliceHeader is the layout of a slice.
-type sliceHeader struct {
-	data     unsafe.Pointer
-	len, cap int
-}
-
-// fixupCell holds a type's fixup: nil when the type needs none.
-type fixupCell struct {
-	fn   fixup
-	done bool // fn is built (only building's cells can lack it)
-}
-
-var timeType = reflect.TypeFor[time.Time]()
-
-// fixupFor returns the fixup of t, building it the first time: nil when a
-// copy of a t shares nothing writable with the original.
-func fixupFor(t reflect.Type) fixup {
-	if c, ok := fixups.Load(t); ok {
-		return c.(*fixupCell).fn
-	}
-	buildMu.Lock()
-	defer buildMu.Unlock()
-	building := make(map[reflect.Type]*fixupCell)
-	fn := buildFixup(t, building)
-	// Published only now that every cell is complete.
-	for typ, c := range building {
-		fixups.LoadOrStore(typ, c)
-	}
-	return fn
-}
-
-// buildFixup returns the fixup of t, building the fixups of the types it
-// contains first; building holds the cells of the types being built, so
-// that a type that contains itself (through a pointer, slice or map, whose
-// fixups are never nil) calls its own fixup once it is complete.
-func buildFixup(t reflect.Type, building map[reflect.Type]*fixupCell) fixup {
-	if c, ok := fixups.Load(t); ok {
-		return c.(*fixupCell).fn
-	}
-	if c, ok := building[t]; ok {
-		if c.done {
-			return c.fn
-		}
-		// t contains itself: through a pointer, slice or map, so its
-		// fixup, complete by the time it runs, is not nil.
-		return func(p unsafe.Pointer) { c.fn(p) }
-	}
-	c := &fixupCell{}
-	building[t] = c
-	c.fn = newFixup(t, building)
-	c.done = true
-	return c.fn
-}
-
-// newFixup builds the fixup of t; see buildFixup.
-func newFixup(t reflect.Type, building map[reflect.Type]*fixupCell) fixup {
-	switch t.Kind() {
-	case reflect.Struct:
-		if t == timeType {
-			return nil
-		}
-		var offs []uintptr
-		var fns []fixup
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if fn := buildFixup(f.Type, building); fn != nil {
-				offs = append(offs, f.Offset)
-				fns = append(fns, fn)
-			}
-		}
-		if len(fns) == 0 {
-			return nil
-		}
-		return func(p unsafe.Pointer) {
-			for i, fn := range fns {
-				fn(unsafe.Add(p, offs[i]))
-			}
-		}
-	case reflect.Array:
-		fn := buildFixup(t.Elem(), building)
-		if fn == nil || t.Len() == 0 {
-			return nil
-		}
-		n, size := t.Len(), t.Elem().Size()
-		return func(p unsafe.Pointer) {
-			for i := range n {
-				fn(unsafe.Add(p, uintptr(i)*size))
-			}
-		}
-	case reflect.Pointer:
-		elem := t.Elem()
-		fn := buildFixup(elem, building)
-		return func(p unsafe.Pointer) {
-			pp := (*unsafe.Pointer)(p)
-			if *pp == nil {
-				return
-			}
-			n := reflect.New(elem)
-			n.Elem().Set(reflect.NewAt(elem, *pp).Elem())
-			if fn != nil {
-				fn(n.UnsafePointer())
-			}
-			*pp = n.UnsafePointer()
-		}
-	case reflect.Slice:
-		elem := t.Elem()
-		fn := buildFixup(elem, building)
-		size := elem.Size()
-		switch {
-		case fn == nil && elem.Kind() == reflect.String:
-			// The most common case, without reflection: the layout of
-			// a []string, whatever the names of its types.
-			return func(p unsafe.Pointer) {
-				s := (*[]string)(p)
-				if cap(*s) > 0 {
-					*s = slices.Clone((*s)[:len(*s):len(*s)])
-				}
-			}
-		case !holdsHeap(elem):
-			// Elements without pointers: their bytes, in memory the
-			// garbage collector need not scan.
-			return func(p unsafe.Pointer) {
-				s := (*sliceHeader)(p)
-				if s.cap == 0 {
-					return
-				}
-				b := make([]byte, uintptr(s.len)*size)
-				copy(b, unsafe.Slice((*byte)(s.data), len(b)))
-				s.data, s.cap = unsafe.Pointer(unsafe.SliceData(b)), s.len
-			}
-		}
-		return func(p unsafe.Pointer) {
-			s := reflect.NewAt(t, p).Elem()
-			if s.Cap() == 0 {
-				return // nil, or empty without room: nothing can be written through it
-			}
-			n := reflect.MakeSlice(t, s.Len(), s.Len())
-			reflect.Copy(n, s)
-			if fn != nil {
-				base := n.UnsafePointer()
-				for i := range n.Len() {
-					fn(unsafe.Add(base, uintptr(i)*size))
-				}
-			}
-			s.Set(n)
-		}
-	case reflect.Map:
-		elem := t.Elem()
-		fn := buildFixup(elem, building)
-		return func(p unsafe.Pointer) {
-			m := reflect.NewAt(t, p).Elem()
-			if m.IsNil() {
-				return
-			}
-			n := reflect.MakeMapWithSize(t, m.Len())
-			k, v := reflect.New(t.Key()).Elem(), reflect.New(elem).Elem()
-			for it := m.MapRange(); it.Next(); {
-				k.SetIterKey(it)
-				v.SetIterValue(it)
-				if fn != nil {
-					fn(v.Addr().UnsafePointer())
-				}
-				n.SetMapIndex(k, v)
-			}
-			m.Set(n)
-		}
-	case reflect.Interface:
-		return func(p unsafe.Pointer) {
-			i := reflect.NewAt(t, p).Elem()
-			if i.IsNil() {
-				return
-			}
-			d := i.Elem()
-			if d.Kind() <= reflect.Complex128 || d.Kind() == reflect.String {
-				return // what encoding/json puts in an interface most: nothing to copy
-			}
-			fn := fixupFor(d.Type())
-			if fn == nil {
-				return
-			}
-			n := reflect.New(d.Type()).Elem()
-			n.Set(d)
-			fn(n.Addr().UnsafePointer())
-			i.Set(n)
-		}
-	default:
-		// Bools, numbers and strings; and channels, functions and unsafe
-		// pointers, which encoding/json does not decode: shared.
-		return nil
-	}
-}
-
-// holdsHeap reports whether a value of type t can refer to memory of its
-// own: whether it has strings, slices, maps, pointers, interfaces,
-// channels or functions.
-func holdsHeap(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.Struct:
-		for i := range t.NumField() {
-			if holdsHeap(t.Field(i).Type) {
-				return true
-			}
-		}
-		return false
-	case reflect.Array:
-		return t.Len() > 0 && holdsHeap(t.Elem())
-	case reflect.String, reflect.Slice, reflect.Map, reflect.Pointer, reflect.Interface,
-		reflect.Chan, reflect.Func, reflect.UnsafePointer:
-		return true
-	default:
-		return false
-	}
-}

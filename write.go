@@ -31,8 +31,9 @@ const (
 // (ErrConflict). An expired document with the same id does not count: it is
 // replaced as if it were gone (R9).
 //
-// doc is the JSON object as []byte or json.RawMessage, a Document, or any
-// value that encoding/json marshals to an object, such as a struct with
+// doc is the JSON object as []byte, json.RawMessage or string (a Go string
+// is taken as JSON text, not marshaled), a Document, or any value that
+// encoding/json marshals to an object, such as a struct with
 // `json:"id"` and `json:"ttl,omitempty"` fields. The collection copies what
 // it keeps: changing doc afterwards changes nothing stored. It sets _ts and
 // _etag, replacing any the caller sent, and keeps everything else, the
@@ -79,146 +80,15 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 	if err := c.checkWeight(op, e); err != nil {
 		return Document{}, err
 	}
-	w := weigh(e)
 	id := e.id()
-
-	// r is the room evictions made for this write, held for it, and the
-	// log position of the last of them.
-	var r room
 	s, h := c.shardFor(id)
-	for {
-		s.mu.Lock()
-		// The time is read under the lock, which orders this write after
-		// every earlier one: _ts never goes back for one id, and the
-		// expiry of old is judged at the same second.
-		now := c.now()
-		def := c.def.Load()
-		var old *entry
-		ref := s.docs.lookup(h, id)
-		if ref != nil {
-			old = ref.Load()
-		}
-		had := old != nil
-		var oldExp int64
-		oldLive := false
-		if had {
-			oldExp = old.expiry(def)
-			oldLive = !isExpired(oldExp, now)
-		}
-		switch {
-		case mode == mustNotExist && oldLive:
-			s.mu.Unlock()
-			return Document{}, c.failed(&r, newError(op, id, ErrConflict))
-		case mode == mustExist && !oldLive:
-			s.mu.Unlock()
-			return Document{}, c.failed(&r, newError(op, id, ErrNotFound))
-		case checkMatch && !old.etagIs(ifMatch):
-			t := old.etagText()
-			s.mu.Unlock()
-			return Document{}, c.failed(&r, newErrorDetail(op, id, ErrPreconditionFailed, "If-Match "+strconv.Quote(ifMatch)+", _etag "+strconv.Quote(string(t[:]))))
-		}
-		dDocs, dBytes := int64(1), w
-		if had {
-			dDocs, dBytes = 0, w-weigh(old)
-		}
-		c.lim.startFiling()
-		// The room made for this write counts as used already.
-		if !c.lim.reserve(dDocs, dBytes, &r) {
-			// pinned is what the write leaves that the policy may not
-			// evict for it (see canMake): its own document, which
-			// takes the place of the id's current one, if any.
-			pinned := w
-			if had && oldExp == neverExpires && c.lim.policy == EvictSoonestExpiry {
-				pinned -= weigh(old) // counted in fixedBytes
-			}
-			n := s.docs.len()
-			fit, err := c.makeRoomLocked(s, id, dDocs, dBytes, pinned, now, &r)
-			if !fit {
-				c.lim.stopFiling()
-				s.mu.Unlock()
-				c.lim.ended()
-				if err == nil {
-					err = c.makeRoom(op, id, dDocs, dBytes, pinned, &r)
-				}
-				if err != nil {
-					if errors.Is(err, ErrFull) {
-						c.lim.refused.Add(1)
-					}
-					return Document{}, c.failed(&r, err)
-				}
-				continue
-			}
-			if s.docs.len() != n {
-				ref = s.docs.lookup(h, id) // evicted from s: ref may be stale
-			}
-		}
-		r.give(&c.lim) // in the reservation now
-		e.ts = now
-		e.etag = s.nextEtag()
-		exp := expiryAt(now, effectiveTTL(def, e.ttl))
-		var lsn uint64
-		if c.d != nil {
-			// Logged before it is applied: a write the log refuses (a
-			// full disk, a failed disk) changes nothing.
-			if lsn, err = c.d.log.appendPut(e); err != nil {
-				c.lim.release(dDocs, dBytes)
-				c.lim.stopFiling()
-				s.mu.Unlock()
-				c.lim.ended()
-				return Document{}, c.failed(&r, err)
-			}
-		}
-		c.storeLocked(s, h, e, exp, ref, oldExp)
-		c.lim.stopFiling()
-		s.mu.Unlock()
-		c.lim.ended()
-
-		c.noteExpiry(exp)
-		if had {
-			c.views.forget(old)
-		}
-		err := c.synced(max(lsn, r.lsn))
-		// What the write replaced, swept or evicted, once it is as
-		// durable as the write (so that a power loss cannot make a
-		// restart report it again), and even if the sync failed: it is
-		// gone from memory.
-		if had && !oldLive {
-			c.swept.Add(1)
-			c.report([]slot{{e: old, exp: oldExp}})
-		}
-		c.reportEvicted(&r)
-		if err != nil {
-			return Document{}, err
-		}
-		return Document{e: e, exp: exp}, nil
+	var cm commit
+	m := cm.single(op, put, id, s, h)
+	m.mode, m.checkMatch, m.ifMatch, m.e, m.w = mode, checkMatch, ifMatch, e, weigh(e)
+	if err := c.run(&cm); err != nil {
+		return Document{}, err
 	}
-}
-
-// failed returns err, the error of a write that changed nothing, after
-// giving back the room evicted for it, waiting for the log records of what
-// was removed for it and reporting those removals: they stand, whether or
-// not the write does. (A write refuses before it evicts when evicting
-// cannot make its room; evictions stand behind a failed write only when
-// other calls ran at the same time, or the log failed: see
-// EvictionPolicy.) A failure to sync them is returned instead.
-func (c *Collection) failed(r *room, err error) error {
-	if r.held() != 0 {
-		c.lim.release(r.docs, r.bytes)
-		r.give(&c.lim)
-	}
-	// Whether or not r held room, makeRoom may have ended a pick's
-	// count: tell a room maker that waits for it (one atomic load when
-	// none does).
-	c.lim.ended()
-	var serr error
-	if r.lsn != 0 {
-		serr = c.synced(r.lsn)
-	}
-	c.reportEvicted(r) // holding nothing: OnEvict and OnExpire may write
-	if serr != nil {
-		return serr
-	}
-	return err
+	return Document{e: e, exp: m.exp}, nil
 }
 
 // prepare validates doc and builds its entry, all but the parts that depend
@@ -282,6 +152,8 @@ func source(doc any) ([]byte, error) {
 		return nil, errors.New("document is nil")
 	case []byte:
 		return v, nil
+	case string:
+		return unsafe.Slice(unsafe.StringData(v), len(v)), nil // only read
 	case json.RawMessage:
 		return v, nil
 	case Document:
@@ -330,7 +202,7 @@ func checkID(f jsonscan.Fields, out []byte) (string, string) {
 	case len(id) > MaxIDLength:
 		return "", "id is " + strconv.Itoa(len(id)) + " bytes, longer than " + strconv.Itoa(MaxIDLength)
 	case strings.ContainsAny(id, `/\`):
-		return "", "id " + strconv.Quote(id) + ` contains "/" or "\"`
+		return "", "id " + quoteID(id) + ` contains "/" or "\"`
 	}
 	return id, ""
 }
@@ -394,38 +266,11 @@ func (c *Collection) DeleteIfMatch(id, etag string) error {
 }
 
 func (c *Collection) remove(op, id, ifMatch string, checkMatch bool) error {
-	if c.closed.Load() {
-		return newError(op, id, ErrClosed)
-	}
 	s, h := c.shardFor(id)
-	s.mu.Lock()
-	e := s.docs.get(h, id)
-	ok := e != nil
-	var exp int64
-	if ok {
-		exp = e.expiry(c.def.Load())
-	}
-	if !ok || isExpired(exp, c.now()) {
-		s.mu.Unlock()
-		return newError(op, id, ErrNotFound)
-	}
-	if checkMatch && !e.etagIs(ifMatch) {
-		t := e.etagText()
-		s.mu.Unlock()
-		return newErrorDetail(op, id, ErrPreconditionFailed, "If-Match "+strconv.Quote(ifMatch)+", _etag "+strconv.Quote(string(t[:])))
-	}
-	var lsn uint64
-	if c.d != nil {
-		var err error
-		if lsn, err = c.d.log.appendDelete(id); err != nil {
-			s.mu.Unlock()
-			return err
-		}
-	}
-	c.deleteLocked(s, h, e, exp)
-	s.mu.Unlock()
-	c.views.forget(e)
-	return c.synced(lsn)
+	var cm commit
+	m := cm.single(op, del, id, s, h)
+	m.checkMatch, m.ifMatch = checkMatch, ifMatch
+	return c.run(&cm)
 }
 
 // deleteLocked removes e, filed in s under the hash h of its id and
@@ -454,44 +299,11 @@ func (c *Collection) unfileLocked(s *shard, h uint64, e *entry, exp int64) {
 // session cache. It returns the document as stored, ErrNotFound when there is
 // no live document with the id, or ErrClosed.
 func (c *Collection) Touch(id string) (Document, error) {
-	if c.closed.Load() {
-		return Document{}, newError("touch", id, ErrClosed)
-	}
 	s, h := c.shardFor(id)
-	s.mu.Lock()
-	ref := s.docs.lookup(h, id)
-	now := c.now()
-	def := c.def.Load()
-	var oldExp int64
-	if ref != nil {
-		oldExp = ref.Load().expiry(def)
-	}
-	if ref == nil || isExpired(oldExp, now) {
-		s.mu.Unlock()
-		return Document{}, newError("touch", id, ErrNotFound)
-	}
-	old := ref.Load()
-	// A new entry with the same JSON, and the same weight: Documents
-	// already returned keep the old _ts and _etag.
-	size := old.size()
-	e, data := newEntry(size)
-	copy(data, old.bytes(size))
-	*e = entry{ts: now, etag: s.nextEtag(), ttl: old.ttl, n: old.n, idOff: old.idOff, idLen: old.idLen}
-	exp := expiryAt(now, effectiveTTL(def, e.ttl))
-	var lsn uint64
-	if c.d != nil {
-		var err error
-		if lsn, err = c.d.log.appendPut(e); err != nil {
-			s.mu.Unlock()
-			return Document{}, err
-		}
-	}
-	c.storeLocked(s, h, e, exp, ref, oldExp)
-	s.mu.Unlock()
-	c.noteExpiry(exp)
-	c.views.forget(old)
-	if err := c.synced(lsn); err != nil {
+	var cm commit
+	m := cm.single("touch", touch, id, s, h)
+	if err := c.run(&cm); err != nil {
 		return Document{}, err
 	}
-	return Document{e: e, exp: exp}, nil
+	return Document{e: m.e, exp: m.exp}, nil
 }

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -284,6 +285,65 @@ func (m *Model) DeleteIfMatch(id, etag string) error {
 	}
 	delete(m.docs, id)
 	return nil
+}
+
+// BatchOp is one operation of a Batch: Kind is "Create", "Upsert",
+// "Replace", "ReplaceIfMatch" (Doc, and ETag for the last), "Read",
+// "Delete", "DeleteIfMatch" (ID, and ETag for the last) or "Touch" (ID).
+type BatchOp struct {
+	Kind string
+	Doc  []byte
+	ID   string
+	ETag string
+}
+
+// Batch applies ops in order, all or none, as ttlstore.ExecuteBatch: it
+// returns each operation's document (the zero Doc for a delete), or the
+// index of the operation that failed (-1 for the batch as a whole) and its
+// error, and then nothing is changed. Every document is validated before
+// any operation is applied, so an invalid one is reported whatever fails
+// before it.
+func (m *Model) Batch(ops []BatchOp) ([]Doc, int, error) {
+	if m.closed {
+		return nil, -1, ErrClosed
+	}
+	for i, op := range ops {
+		if op.Doc != nil {
+			if _, _, _, err := m.parse(op.Doc); err != nil {
+				return nil, i, err
+			}
+		}
+	}
+	docs, removed, swept, writes := maps.Clone(m.docs), len(m.removed), m.swept, m.writes
+	out := make([]Doc, len(ops))
+	for i, op := range ops {
+		var err error
+		switch op.Kind {
+		case "Create":
+			out[i], err = m.Create(op.Doc)
+		case "Upsert":
+			out[i], err = m.Upsert(op.Doc)
+		case "Replace":
+			out[i], err = m.Replace(op.Doc)
+		case "ReplaceIfMatch":
+			out[i], err = m.ReplaceIfMatch(op.Doc, op.ETag)
+		case "Read":
+			out[i], err = m.Read(op.ID)
+		case "Delete":
+			err = m.Delete(op.ID)
+		case "DeleteIfMatch":
+			err = m.DeleteIfMatch(op.ID, op.ETag)
+		case "Touch":
+			out[i], err = m.Touch(op.ID)
+		default:
+			panic("model: batch operation " + op.Kind)
+		}
+		if err != nil {
+			m.docs, m.removed, m.swept, m.writes = docs, m.removed[:removed], swept, writes
+			return nil, i, err
+		}
+	}
+	return out, -1, nil
 }
 
 // Whole-collection calls. They keep working after Close.

@@ -1,11 +1,17 @@
 package ttlstore
 
+// Tests of a Typed view's cache on its own: the check that it agrees with
+// its collection (CheckCache, which the black-box tests run after each
+// step), one shard's table against a map, the race store is for, the
+// registry through which the collection tells views of removals, and
+// forgetAll's batches.
+
 import (
-	"encoding/json"
+	"cmp"
 	"fmt"
 	"hash/maphash"
 	"math/rand/v2"
-	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -89,13 +95,7 @@ func (t *Typed[T]) checkShard(i int, sh *typedShard[T], n, bytes *int64) error {
 	return nil
 }
 
-type tag string
-
-type point struct {
-	X int16   `json:"x"`
-	Y float64 `json:"y"`
-}
-
+// flatDoc is a document type whose copies share nothing writable.
 type flatDoc struct {
 	ID      string    `json:"id"`
 	TTL     int32     `json:"ttl,omitempty"`
@@ -106,167 +106,6 @@ type flatDoc struct {
 	Address struct {
 		City string `json:"city"`
 	} `json:"address"`
-}
-
-type node struct {
-	Name string  `json:"name"`
-	Kids []node  `json:"kids"`
-	Next *node   `json:"next"`
-	More []*node `json:"more"`
-}
-
-type deepDoc struct {
-	ID     string             `json:"id"`
-	Tags   []string           `json:"tags"`
-	Attrs  map[string][]int   `json:"attrs"`
-	Best   *flatDoc           `json:"best"`
-	Extra  any                `json:"extra"`
-	Grid   [2][]int           `json:"grid"`
-	Raw    json.RawMessage    `json:"raw"`
-	Tree   node               `json:"tree"`
-	ByName map[string]*node   `json:"by_name"`
-	Iface  map[string]any     `json:"iface"`
-	hidden []int              // not decoded, but copied as any field is
-	Nested []map[string][]any `json:"nested"`
-}
-
-// TestFixupFor checks which types get a fixup, and that a fixed-up copy of
-// a value equals it and shares no writable memory with it.
-func TestFixupFor(t *testing.T) {
-	tree := `{"name":"root","kids":[{"name":"a","kids":[{"name":"aa"}]}],"next":{"name":"n","next":{"name":"nn"}},"more":[{"name":"m"},null]}`
-	deep := `{"id":"d","tags":["x","y"],"attrs":{"a":[1,2],"b":[]},"best":{"id":"b","name":"n","pair":["p","q"]},` +
-		`"extra":{"k":[1,"two",{"three":[3]}],"s":"str"},"grid":[[1],[2,3]],"raw":{"r":[1]},"tree":` + tree + `,` +
-		`"by_name":{"t":` + tree + `,"nil":null},"iface":{"m":{"x":1},"l":[[1]],"n":null,"f":1.5},"nested":[{"q":[{"z":[1]}]}]}`
-	cases := []struct {
-		name   string
-		typ    reflect.Type
-		json   string
-		needed bool // whether a copy needs a fixup
-	}{
-		{"int", reflect.TypeFor[int](), `1`, false},
-		{"string", reflect.TypeFor[string](), `"s"`, false},
-		{"time", reflect.TypeFor[time.Time](), `"2026-11-20T09:00:00+02:00"`, false},
-		{"flat struct", reflect.TypeFor[flatDoc](), `{"id":"f","name":"n","seen":"2026-11-20T09:00:00Z","pair":["a","b"],"address":{"city":"c"}}`, false},
-		{"array of strings", reflect.TypeFor[[3]string](), `["a","b","c"]`, false},
-		{"empty array of slices", reflect.TypeFor[[0][]int](), `[]`, false},
-		{"pointer to flat", reflect.TypeFor[*flatDoc](), `{"id":"f","name":"n"}`, true},
-		{"slice", reflect.TypeFor[[]int](), `[1,2,3]`, true},
-		{"empty slice", reflect.TypeFor[[]int](), `[]`, true},
-		{"nil slice", reflect.TypeFor[[]int](), `null`, true},
-		{"named strings", reflect.TypeFor[[]tag](), `["a","b"]`, true},
-		{"small numbers", reflect.TypeFor[[]int16](), `[1,2,3]`, true},
-		{"flat structs", reflect.TypeFor[[]point](), `[{"x":1,"y":2.5},{"x":3}]`, true},
-		{"slices of slices", reflect.TypeFor[[][]float64](), `[[1],[],null,[2,3]]`, true},
-		{"map", reflect.TypeFor[map[string]int](), `{"a":1}`, true},
-		{"any", reflect.TypeFor[any](), `{"a":[1,{"b":"c"}]}`, true},
-		{"any string", reflect.TypeFor[any](), `"s"`, true},
-		{"recursive", reflect.TypeFor[node](), tree, true},
-		{"deep", reflect.TypeFor[deepDoc](), deep, true},
-		{"pointer to deep", reflect.TypeFor[*deepDoc](), deep, true},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			fn := fixupFor(tc.typ)
-			require.Equal(t, tc.needed, fn != nil)
-			require.Equal(t, reflect.ValueOf(fn).Pointer(), reflect.ValueOf(fixupFor(tc.typ)).Pointer(), "built once")
-			orig := reflect.New(tc.typ)
-			require.NoError(t, json.Unmarshal([]byte(tc.json), orig.Interface()))
-			if d, ok := orig.Interface().(*deepDoc); ok {
-				d.hidden = []int{1, 2}
-			}
-			cp := reflect.New(tc.typ)
-			cp.Elem().Set(orig.Elem())
-			if fn != nil {
-				fn(cp.UnsafePointer())
-			}
-			require.True(t, reflect.DeepEqual(orig.Elem().Interface(), cp.Elem().Interface()))
-			if p := sharedMemory(orig.Elem(), cp.Elem(), "v"); p != "" {
-				t.Fatalf("the copy shares %s with the original", p)
-			}
-		})
-	}
-}
-
-// sharedMemory returns the path of the first slice array, map or pointer
-// target that a and b (of one type) share, or "". A time.Time's location
-// is meant to be shared.
-func sharedMemory(a, b reflect.Value, path string) string {
-	if a.Type() == timeType {
-		return ""
-	}
-	switch a.Kind() {
-	case reflect.Pointer:
-		if a.IsNil() {
-			return ""
-		}
-		if a.Pointer() == b.Pointer() && a.Type().Elem().Size() > 0 {
-			return path
-		}
-		return sharedMemory(a.Elem(), b.Elem(), "(*"+path+")")
-	case reflect.Slice:
-		if b.Cap() > 0 && a.Pointer() == b.Pointer() {
-			return path
-		}
-		for i := range a.Len() {
-			if p := sharedMemory(a.Index(i), b.Index(i), fmt.Sprintf("%s[%d]", path, i)); p != "" {
-				return p
-			}
-		}
-	case reflect.Array:
-		for i := range a.Len() {
-			if p := sharedMemory(a.Index(i), b.Index(i), fmt.Sprintf("%s[%d]", path, i)); p != "" {
-				return p
-			}
-		}
-	case reflect.Map:
-		if a.IsNil() {
-			return ""
-		}
-		if a.Pointer() == b.Pointer() {
-			return path
-		}
-		for it := a.MapRange(); it.Next(); {
-			if p := sharedMemory(it.Value(), b.MapIndex(it.Key()), fmt.Sprintf("%s[%v]", path, it.Key())); p != "" {
-				return p
-			}
-		}
-	case reflect.Interface:
-		if a.IsNil() {
-			return ""
-		}
-		return sharedMemory(a.Elem(), b.Elem(), path+".(type)")
-	case reflect.Struct:
-		for i := range a.NumField() {
-			if p := sharedMemory(a.Field(i), b.Field(i), path+"."+a.Type().Field(i).Name); p != "" {
-				return p
-			}
-		}
-	}
-	return ""
-}
-
-// TestHoldsHeap checks which types count their JSON in CacheBytes.
-func TestHoldsHeap(t *testing.T) {
-	cases := []struct {
-		typ  reflect.Type
-		want bool
-	}{
-		{reflect.TypeFor[int](), false},
-		{reflect.TypeFor[struct {
-			A int
-			B [4]float64
-		}](), false},
-		{reflect.TypeFor[[0]string](), false},
-		{reflect.TypeFor[string](), true},
-		{reflect.TypeFor[flatDoc](), true},
-		{reflect.TypeFor[[]byte](), true},
-		{reflect.TypeFor[any](), true},
-	}
-	for _, tc := range cases {
-		t.Run(tc.typ.String(), func(t *testing.T) {
-			require.Equal(t, tc.want, holdsHeap(tc.typ))
-		})
-	}
 }
 
 // TestTypedFileAfterRemoval plays the race that store's check is for: a
@@ -377,5 +216,115 @@ func TestTypedShard(t *testing.T) {
 				require.LessOrEqual(t, sh.n*4, len(sh.slots)*3)
 			}
 		}
+	}
+}
+
+// fakeCache is a typedCache that records what it is told.
+type fakeCache struct {
+	forgot    []*entry
+	forgotAll [][]slot
+}
+
+func (f *fakeCache) forget(e *entry)          { f.forgot = append(f.forgot, e) }
+func (f *fakeCache) forgetAll(removed []slot) { f.forgotAll = append(f.forgotAll, removed) }
+
+// TestTypedViewsTell checks the registry through which the collection tells
+// its views what it removed: nothing to tell while there is no view, and
+// once there are, every view told of every removal, a batch in one call.
+func TestTypedViewsTell(t *testing.T) {
+	var v typedViews
+	e1, _ := newEntry(8)
+	e2, _ := newEntry(8)
+	batch := []slot{{e: e1}, {e: e2}}
+	v.forget(e1) // no view: nothing to do, and nothing to fail
+	v.forgetAll(batch)
+
+	a, b := &fakeCache{}, &fakeCache{}
+	v.caches.Store(&[]typedCache{a, b})
+	v.forget(e1)
+	v.forgetAll(nil) // an empty batch is not passed on
+	v.forgetAll(batch)
+	for _, f := range []*fakeCache{a, b} {
+		require.Equal(t, []*entry{e1}, f.forgot)
+		require.Equal(t, [][]slot{batch}, f.forgotAll)
+	}
+}
+
+// TestNewTypedRegisters checks that NewTyped registers one cache per type,
+// however often it is called, so that each view is told of each removal once.
+func TestNewTypedRegisters(t *testing.T) {
+	c, err := New(Options{SweepInterval: ManualSweep})
+	require.NoError(t, err)
+	defer c.Close()
+	require.Nil(t, c.views.caches.Load(), "no view: writes have nothing to tell")
+	a := NewTyped[flatDoc](c)
+	b := NewTyped[*flatDoc](c)
+	require.Same(t, a, NewTyped[flatDoc](c))
+	caches := *c.views.caches.Load()
+	require.Len(t, caches, 2)
+	require.Equal(t, typedCache(a), caches[0])
+	require.Equal(t, typedCache(b), caches[1])
+}
+
+// TestTypedForgetAll checks that forgetAll drops the values of exactly the
+// entries it is given, whatever their order: in runs of one shard, as a
+// sweep's batch comes, or with each entry in another shard than the one
+// before; and that CacheLen and CacheBytes follow.
+func TestTypedForgetAll(t *testing.T) {
+	cases := []struct {
+		name  string
+		order func(removed []slot, shard func(slot) uint64)
+	}{
+		{"runs of one shard", func(removed []slot, shard func(slot) uint64) {
+			slices.SortStableFunc(removed, func(a, b slot) int { return cmp.Compare(shard(a), shard(b)) })
+		}},
+		{"shards alternate", func(removed []slot, shard func(slot) uint64) {
+			r := rand.New(rand.NewPCG(3, 4))
+			r.Shuffle(len(removed), func(i, j int) { removed[i], removed[j] = removed[j], removed[i] })
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := New(Options{SweepInterval: ManualSweep})
+			require.NoError(t, err)
+			defer c.Close()
+			tv := NewTyped[flatDoc](c)
+			const n = 4 * numShards
+			var kept, removed []slot
+			for i := range n {
+				_, err := tv.Upsert(flatDoc{ID: fmt.Sprint("d", i), Name: "x"})
+				require.NoError(t, err)
+				d, err := c.Read(fmt.Sprint("d", i))
+				require.NoError(t, err)
+				if i%3 == 0 {
+					removed = append(removed, slot{e: d.e})
+				} else {
+					kept = append(kept, slot{e: d.e})
+				}
+			}
+			require.Equal(t, n, tv.CacheLen())
+			shard := func(sl slot) uint64 { return maphash.String(c.seed, sl.e.id()) & (numShards - 1) }
+			tc.order(removed, shard)
+
+			tv.forgetAll(removed)
+			require.Equal(t, len(kept), tv.CacheLen())
+			require.NoError(t, tv.CheckCache(), "CacheBytes agrees with the tables")
+			cached := func(sl slot) bool {
+				h := maphash.String(c.seed, sl.e.id())
+				_, ok := tv.shards[h&(numShards-1)].get(h, sl.e)
+				return ok
+			}
+			for _, sl := range removed {
+				require.False(t, cached(sl), "%s was forgotten", sl.e.id())
+			}
+			for _, sl := range kept {
+				require.True(t, cached(sl), "%s was not", sl.e.id())
+			}
+
+			tv.forgetAll(removed) // again: nothing is left to drop
+			tv.forget(removed[0].e)
+			require.Equal(t, len(kept), tv.CacheLen())
+			require.NoError(t, tv.CheckCache())
+		})
 	}
 }

@@ -1,0 +1,277 @@
+package ttlstore
+
+import (
+	"math"
+	"unsafe"
+)
+
+// This file holds the leaves of the expiry index (expiry_index.go) and the
+// key that orders their entries. A leaf knows nothing of the tree that files
+// it: it holds entries, counts their earliest expiry, and splits in two, and
+// the tree files what a split returns.
+//
+// What a filed leaf promises (expiryIndex.check verifies each, and
+// expiry_index_internal_test.go breaks each on purpose to see check catch
+// it):
+//
+//   - It holds 1..leafCap entries, in an array of at most leafCap, in no
+//     order.
+//   - Every entry's key lies in [low, high): low is the key the tree files
+//     it under, high the next leaf's low, or maxKey for the last leaf. The
+//     leaves' ranges thus cover the keys without gaps or overlaps, so that
+//     the leaf holding a key can be recognised by looking at that leaf
+//     alone (the index's hints rely on this).
+//   - last is no less than the greatest key of its entries, and less than
+//     high.
+//   - soon is exactly the earliest expiry second of its entries and how
+//     many expire then.
+//
+// The keys of a leaf's entries are not kept in the leaf: a key is read from
+// its entry's header (keyOf), so a leaf costs 8 bytes an entry. Keeping the
+// expiry beside each pointer would spare a split the loads of the entries'
+// headers, but it would cost 4 more bytes an entry, and with the leaves'
+// unused room about 5: more than the index's whole margin under issue 25's
+// 90 bytes a document, for the 60-second spread at 1M documents (88.4
+// measured). A split instead loads all the keys before comparing any, so
+// that the processor overlaps the cache misses (see split).
+
+// key orders the entries that can expire: by expiry second, then by _etag
+// (the order of writes within a shard), then by address, which makes it
+// unique whatever the _etags (the garbage collector does not move entries).
+type key struct {
+	exp  int64
+	etag uint64
+	addr uintptr
+}
+
+// maxKey is after every entry's key: the high of the last leaf.
+var maxKey = key{exp: math.MaxInt64, etag: math.MaxUint64, addr: ^uintptr(0)}
+
+func (a key) less(b key) bool {
+	if a.exp != b.exp {
+		return a.exp < b.exp
+	}
+	if a.etag != b.etag {
+		return a.etag < b.etag
+	}
+	return a.addr < b.addr
+}
+
+// keyOf is the key of e, which is in the ordered part.
+func keyOf(e *entry) key {
+	return key{exp: expiryOf(e), etag: e.etag, addr: uintptr(unsafe.Pointer(e))}
+}
+
+// expiryOf is the expiry second of e, which is in the ordered part.
+func expiryOf(e *entry) int64 { return e.ts + int64(e.pos) }
+
+// leafCap is the most entries a leaf holds: its array is then 1024 bytes,
+// one of the allocator's size classes.
+const leafCap = 128
+
+// leaf is entries of the ordered part whose keys lie in [low, high), in no
+// order. Its fields are in the order insert reads them: the bounds it
+// checks a hint against, then the array it appends to. It is 112 bytes, a
+// size class.
+type leaf struct {
+	low   key      // the leaf's key in the tree: no greater than its entries', and fixed
+	high  key      // the next leaf's low, maxKey for the last: greater than its entries'
+	items []*entry // 1..leafCap entries; cap no more than leafCap; nil once unfiled
+	soon  soonest  // the earliest expiry of items, exact
+	last  key      // no less than the greatest key of items, less than high
+}
+
+// holds reports whether k lies in l's range, l being filed.
+func (l *leaf) holds(k key) bool {
+	return len(l.items) > 0 && !k.less(l.low) && k.less(l.high)
+}
+
+// soonest is the earliest expiry second of some entries and how many
+// expire then: removing an entry from a leaf needs to look at the others
+// only when it was the last of them to expire at the earliest second.
+type soonest struct {
+	exp int64
+	n   int
+}
+
+// add counts an entry expiring at exp.
+func (s *soonest) add(exp int64) {
+	switch {
+	case s.n == 0 || exp < s.exp:
+		s.exp, s.n = exp, 1
+	case exp == s.exp:
+		s.n++
+	}
+}
+
+// merge counts the entries t counts.
+func (s *soonest) merge(t soonest) {
+	switch {
+	case s.n == 0 || t.exp < s.exp:
+		*s = t
+	case t.exp == s.exp:
+		s.n += t.n
+	}
+}
+
+// recount sets l.soon from l's entries.
+func (l *leaf) recount() {
+	l.soon = soonest{}
+	for _, e := range l.items {
+		l.soon.add(expiryOf(e))
+	}
+}
+
+// least returns the least key of l's entries.
+func (l *leaf) least() key {
+	k := keyOf(l.items[0])
+	for _, e := range l.items[1:] {
+		if ek := keyOf(e); ek.less(k) {
+			k = ek
+		}
+	}
+	return k
+}
+
+// newLeaf returns a leaf holding only e, whose key is k, with range [k,
+// high).
+func newLeaf(k, high key, e *entry) *leaf {
+	l := &leaf{low: k, high: high, last: k, items: make([]*entry, 1, 8), soon: soonest{exp: k.exp, n: 1}}
+	l.items[0] = e
+	return l
+}
+
+// add appends e, whose key k lies in l's range, to l, which is not full.
+func (l *leaf) add(k key, e *entry) {
+	l.items = appendItems(l.items, e)
+	l.soon.add(k.exp)
+	if l.last.less(k) {
+		l.last = k
+	}
+}
+
+// remove takes out the entry at i, whose key is k, and reports whether
+// that left l empty.
+func (l *leaf) remove(i int, k key) (empty bool) {
+	last := len(l.items) - 1
+	l.items[i] = l.items[last]
+	l.items[last] = nil
+	l.items = l.items[:last]
+	if last == 0 {
+		return true
+	}
+	if k.exp == l.soon.exp {
+		if l.soon.n--; l.soon.n == 0 {
+			l.recount() // the last to expire at its earliest second
+		}
+	}
+	return false
+}
+
+// appendItems appends es to the leaf items s, growing s, if it must, by
+// doubling but to no more than leafCap, and to the capacity of an
+// allocator's size class, so that a leaf's array wastes no room past
+// leafCap and none to rounding.
+func appendItems(s []*entry, es ...*entry) []*entry {
+	if n := len(s) + len(es); n > cap(s) {
+		c := min(max(n, 2*cap(s), 8), leafCap)
+		c = max(allocSize(c*8)/8, n)
+		s = append(make([]*entry, 0, c), s...)
+	}
+	return append(s, es...)
+}
+
+// keyed is an entry with its key, for splitting.
+type keyed struct {
+	k key
+	e *entry
+}
+
+// split divides l, which is full, and e, whose key k lies in l's range but
+// not after its last, between l and a new leaf after it, which it returns
+// for the tree to file: the entries up to e stay in l, so that entries
+// written after e in order of expiry (another second's, or another TTL's)
+// go on at the end of l. But neither keeps under a quarter of them: if e
+// is nearer an end than that, the split is at a quarter, in key order.
+// The new leaf's range is the rest of l's.
+func (l *leaf) split(k key, e *entry) *leaf {
+	var buf [leafCap + 1]keyed
+	all := buf[:len(l.items)+1]
+	// Every key is loaded before any is compared, so that no branch
+	// waits on a load: the processor then overlaps the loads' cache
+	// misses (entries are scattered over the heap).
+	for i, f := range l.items {
+		all[i] = keyed{keyOf(f), f}
+	}
+	all[len(l.items)] = keyed{k, e}
+	rank := 0 // how many entries of l come before e
+	for _, f := range all[:len(l.items)] {
+		if f.k.less(k) {
+			rank++
+		}
+	}
+	pivot, at := k, rank+1 // the greatest key that stays in l, and how many stay
+	if q := leafCap / 4; at < q || at > len(all)-q {
+		at = min(max(at, q), len(all)-q)
+		pivot = nthKey(all, at-1)
+	}
+	r := &leaf{low: maxKey, high: l.high, last: l.last}
+	left := make([]*entry, 0, allocSize(at*8)/8)
+	right := make([]*entry, 0, allocSize((len(all)-at)*8)/8)
+	var lsoon, rsoon soonest
+	for _, f := range all {
+		if pivot.less(f.k) {
+			right = append(right, f.e)
+			r.low = minKey(r.low, f.k)
+			rsoon.add(f.k.exp)
+		} else {
+			left = append(left, f.e)
+			lsoon.add(f.k.exp)
+		}
+	}
+	r.items, r.soon = right, rsoon
+	l.items, l.soon, l.last, l.high = left, lsoon, pivot, r.low
+	return r
+}
+
+func minKey(a, b key) key {
+	if b.less(a) {
+		return b
+	}
+	return a
+}
+
+// nthKey returns the key of all that n of its keys come before, n within
+// all, reordering all: a quickselect, a third of the time of the sort it
+// replaced in splits near an end of a leaf. The keys must be unique.
+func nthKey(all []keyed, n int) key {
+	lo, hi := 0, len(all)-1
+	for lo < hi {
+		p := all[lo+(hi-lo)/2].k
+		i, j := lo, hi
+		for i <= j {
+			for all[i].k.less(p) {
+				i++
+			}
+			for p.less(all[j].k) {
+				j--
+			}
+			if i <= j {
+				all[i], all[j] = all[j], all[i]
+				i++
+				j--
+			}
+		}
+		// Now all[lo:j+1] are no greater than p, all[i:hi+1] no less,
+		// and what lies between is p.
+		switch {
+		case n <= j:
+			hi = j
+		case n >= i:
+			lo = i
+		default:
+			return all[n].k
+		}
+	}
+	return all[n].k
+}

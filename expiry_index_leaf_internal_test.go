@@ -1,0 +1,129 @@
+package ttlstore
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+)
+
+// fullLeaf returns a leaf of leafCap entries written at second 1000, the
+// i-th expiring at exp(i) with _etag i+1, with the range [low, high) of
+// its keys, and its entries.
+func fullLeaf(exp func(i int) int64) (*leaf, []*entry) {
+	es := make([]*entry, leafCap)
+	l := &leaf{low: maxKey, high: maxKey, items: make([]*entry, 0, leafCap)}
+	for i := range es {
+		e := indexEntry(fmt.Sprint(i), 1000, uint64(i+1))
+		e.pos = int32(exp(i) - e.ts)
+		es[i] = e
+		k := keyOf(e)
+		l.low = minKey(l.low, k)
+		l.add(k, e)
+	}
+	return l, es
+}
+
+// TestLeafSplit splits full leaves, whose expiries share one second, span
+// a few or many, at a new entry drawn anywhere in them, and checks what
+// split promises: every entry is kept, once; the parts are in key order
+// and their ranges take l's, the first still under l's low key; each part
+// keeps a quarter of the entries or more; where that allows, the cut is
+// just after the new entry, which stays in l with the entries before it;
+// each part's last and soonest are exact or bounds as check wants them.
+func TestLeafSplit(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		width := rapid.SampledFrom([]int64{1, 2, 60, 100_000}).Draw(rt, "width")
+		exps := rapid.SliceOfN(rapid.Int64Range(0, width-1), leafCap, leafCap).Draw(rt, "exps")
+		l, es := fullLeaf(func(i int) int64 { return 2000 + exps[i] })
+		low, high := l.low, l.high
+		// The new entry: any second within the leaf's, an _etag that
+		// puts it among or after the others of that second.
+		e := indexEntry("new", 1000, rapid.Uint64Range(0, leafCap+1).Draw(rt, "etag"))
+		e.pos = int32(2000 + rapid.Int64Range(0, width-1).Draw(rt, "exp") - e.ts)
+		k := keyOf(e)
+		if !k.less(l.last) || k.less(low) {
+			rt.Skip("not within the leaf's keys")
+		}
+		rank := 0
+		for _, f := range es {
+			if keyOf(f).less(k) {
+				rank++
+			}
+		}
+
+		r := l.split(k, e)
+
+		all := append(slices.Clone(l.items), r.items...)
+		require.ElementsMatch(rt, append(es, e), all, "the parts hold every entry once")
+		q := leafCap / 4
+		require.GreaterOrEqual(rt, len(l.items), q)
+		require.GreaterOrEqual(rt, len(r.items), q)
+		if rank+1 >= q && rank+1 <= leafCap+1-q {
+			require.Equal(rt, rank+1, len(l.items), "cut just after the new entry")
+			require.Equal(rt, k, l.last)
+		}
+		require.Equal(rt, low, l.low, "l keeps its low key")
+		require.Equal(rt, r.low, l.high, "r takes up where l ends")
+		require.Equal(rt, high, r.high, "r ends where l did")
+		for _, part := range []*leaf{l, r} {
+			var soon soonest
+			for _, f := range part.items {
+				fk := keyOf(f)
+				require.False(rt, fk.less(part.low), "a key before its part's low")
+				require.False(rt, part.last.less(fk), "a key after its part's last")
+				require.True(rt, fk.less(part.high), "a key not before its part's high")
+				soon.add(fk.exp)
+			}
+			require.Equal(rt, soon, part.soon)
+		}
+		require.Equal(rt, r.low, r.least(), "r's low is its least key")
+	})
+}
+
+// TestNthKey checks the quickselect against a sort, on keys that share
+// seconds and _etags (the address makes them unique).
+func TestNthKey(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		n := rapid.IntRange(1, leafCap+1).Draw(rt, "n")
+		all := make([]keyed, n)
+		for i := range all {
+			all[i].k = key{
+				exp:  rapid.Int64Range(0, 3).Draw(rt, "exp"),
+				etag: rapid.Uint64Range(0, 3).Draw(rt, "etag"),
+				addr: uintptr(i),
+			}
+		}
+		sorted := slices.Clone(all)
+		slices.SortFunc(sorted, func(a, b keyed) int {
+			if a.k.less(b.k) {
+				return -1
+			}
+			return 1
+		})
+		i := rapid.IntRange(0, n-1).Draw(rt, "i")
+		require.Equal(rt, sorted[i].k, nthKey(all, i))
+	})
+}
+
+// TestLeafRemoveKeepsSoonest removes entries from a leaf one by one, in an
+// order drawn at random, and checks its soonest after each against a
+// count of the entries left.
+func TestLeafRemoveKeepsSoonest(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		exps := rapid.SliceOfN(rapid.Int64Range(0, 5), leafCap, leafCap).Draw(rt, "exps")
+		l, _ := fullLeaf(func(i int) int64 { return 2000 + exps[i] })
+		for len(l.items) > 1 {
+			i := rapid.IntRange(0, len(l.items)-1).Draw(rt, "i")
+			require.False(rt, l.remove(i, keyOf(l.items[i])))
+			var soon soonest
+			for _, f := range l.items {
+				soon.add(expiryOf(f))
+			}
+			require.Equal(rt, soon, l.soon)
+		}
+		require.True(rt, l.remove(0, keyOf(l.items[0])), "the last entry empties the leaf")
+	})
+}
