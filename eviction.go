@@ -79,6 +79,12 @@ type coldest struct {
 	share  float64
 	ghosts ghosts
 
+	// What the tables hold that the documents' weights do not count
+	// (eviction_memory.go): charged is the bound's limits.policyBytes,
+	// nil for none; base, the tables' bytes when the policy was new.
+	charged *atomic.Int64
+	base    int
+
 	// The sketch's aging by the reads (eviction_window.go).
 	requests func() (hits, misses uint64) // the collection's read counts
 	aged     uint64                       // hits the sketch has aged by
@@ -122,9 +128,14 @@ func (e *entry) touch() {
 	}
 }
 
-func newColdest(seed maphash.Seed, capacity int, requests func() (hits, misses uint64), picked *atomic.Int64) *coldest {
-	p := &coldest{seed: seed, rng: 0x9e3779b97f4a7c15, requests: requests, share: windowStart, picked: picked}
+// newColdest returns the policy for a collection of capacity documents (0
+// for no such bound) whose seed is seed, whose read counts requests
+// returns, and whose limits' filing is picked and policyBytes charged
+// (nil if none: its tables are then not counted).
+func newColdest(seed maphash.Seed, capacity int, requests func() (hits, misses uint64), picked, charged *atomic.Int64) *coldest {
+	p := &coldest{seed: seed, rng: 0x9e3779b97f4a7c15, requests: requests, share: windowStart, picked: picked, charged: charged}
 	p.sketch.Ensure(capacity)
+	p.base = p.sketch.Bytes() + tableMin
 	return p
 }
 
@@ -140,7 +151,7 @@ func (p *coldest) added(e *entry) {
 	p.adapt(h)
 	p.insert(e)
 	p.age()
-	p.mu.Unlock()
+	p.unlock()
 }
 
 // add puts back e, which victim picked but could not be evicted.
@@ -149,7 +160,7 @@ func (p *coldest) add(e *entry) {
 	if e.seg == segNone {
 		p.insert(e)
 	}
-	p.mu.Unlock()
+	p.unlock()
 }
 
 // insert puts e at the tail of the window, and moves the window's overflow
@@ -187,7 +198,7 @@ func (p *coldest) replaced(old, e *entry) {
 		// Picked by victim, which found e instead: a new document.
 		p.sketch.Increment(p.hash(e))
 		p.insert(e)
-		p.mu.Unlock()
+		p.unlock()
 		return
 	}
 	atomic.StoreUint32(&e.hits, min(atomic.LoadUint32(&old.hits)+1, maxHits))
@@ -197,7 +208,7 @@ func (p *coldest) replaced(old, e *entry) {
 	if p.cand == old {
 		p.cand = e
 	}
-	p.mu.Unlock()
+	p.unlock()
 }
 
 // removed tells the policy that the documents were deleted, swept or
@@ -207,14 +218,14 @@ func (p *coldest) removed(batch []slot) {
 	for _, sl := range batch {
 		p.detach(sl.e)
 	}
-	p.mu.Unlock()
+	p.unlock()
 }
 
 // removedOne is removed for one document.
 func (p *coldest) removedOne(e *entry) {
 	p.mu.Lock()
 	p.detach(e)
-	p.mu.Unlock()
+	p.unlock()
 }
 
 // detach takes e out of its queue, if it is in one.
@@ -234,7 +245,7 @@ func (p *coldest) detach(e *entry) {
 // returns it; nil when there is none.
 func (p *coldest) victim(skip string, count bool) *entry {
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	// The document with id skip, when met, is set aside and put back at
 	// the tail of its queue at the end, so that the others are looked at.
 	var aside *entry

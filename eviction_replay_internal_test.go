@@ -29,7 +29,7 @@ type policySim struct {
 
 func newPolicySim(capacity int) *policySim {
 	s := &policySim{capacity: capacity, docs: make(map[uint64]*entry, capacity)}
-	s.p = newColdest(maphash.MakeSeed(), capacity, func() (uint64, uint64) { return s.hits, s.misses }, &s.picked)
+	s.p = newColdest(maphash.MakeSeed(), capacity, func() (uint64, uint64) { return s.hits, s.misses }, &s.picked, nil)
 	return s
 }
 

@@ -67,6 +67,9 @@ func (s *Sketch) Ensure(n int) {
 	s.sample = 10 * want
 }
 
+// Bytes is the memory the sketch's table holds.
+func (s *Sketch) Bytes() int { return 8 * len(s.table) }
+
 // Sample is the number of uses between two halvings.
 func (s *Sketch) Sample() int { return s.sample }
 
