@@ -68,10 +68,16 @@ const (
 	// documents already evicted; documents read again while in the main
 	// part are protected. Reads only bump a counter in the document: they
 	// take no lock for the policy. Writes of every kind take the policy's
-	// one mutex, briefly. Its queues and sketch take about 20 bytes a
-	// document beyond the 40 of overhead that Document.Weight counts for
-	// every policy; the heap still stays within 10 % of MaxBytes
-	// (TestBoundHoldsHeap).
+	// one mutex, briefly. Of the 40 bytes of overhead that
+	// Document.Weight counts for every policy, 16 stand for a document's
+	// place in the policy's tables (its queues, its sketch and its ghosts
+	// of recent evictions); what the tables hold beyond that (they are
+	// powers of two, up to twice what they need), and beyond what a new
+	// collection's held, counts against MaxBytes as well, so that the
+	// heap stays within 10 % of MaxBytes (TestBoundHoldsHeap): documents
+	// of about 90 bytes then fill 94 % of MaxBytes. A new collection's
+	// tables, not counted, are its sketch (32 KiB, or 8 bytes a document
+	// of MaxDocuments if more) and about 512 bytes.
 	EvictColdest
 
 	// EvictSoonestExpiry evicts the documents that would expire soonest,

@@ -19,11 +19,13 @@ import (
 // docOverhead is the part of a document's weight beyond its own allocation:
 // its slot in its shard's hash table (8 bytes and a control byte, at the
 // table's load), its place in the expiry index, and under EvictColdest its
-// place in the policy's queues and sketch. Measured with runtime.ReadMemStats
-// in TestBoundHoldsHeap, for documents of about 90 bytes whatever their
-// expiries: about 25 bytes under NoEviction, 30 to 37 under
-// EvictSoonestExpiry (removals leave the table larger) and 52 under
-// EvictColdest; 40 keeps the heap within 10% of MaxBytes under each.
+// place in the policy's queues and sketch (policyDocBytes of it; what those
+// tables hold beyond that counts in limits.policyBytes). Measured with
+// runtime.ReadMemStats in TestBoundHoldsHeap, for documents of about 90
+// bytes whatever their expiries: about 25 bytes under NoEviction, 30 to 37
+// under EvictSoonestExpiry (removals leave the table larger) and 52 under
+// EvictColdest, 23 of them in the policy's tables, which policyBytes
+// counts beyond 16; 40 keeps the heap within 10% of MaxBytes under each.
 const docOverhead = 40
 
 // Weight returns the document's weight, what it counts for against
@@ -107,6 +109,11 @@ type limits struct {
 	// of one that cannot two atomic additions here.
 	fixedDocs  atomic.Int64
 	fixedBytes atomic.Int64
+	// policyBytes is, under EvictColdest (0 under the other policies),
+	// the memory of the policy's tables that the documents' weights do
+	// not count (coldest.account): room under maxBytes that documents
+	// may not use. The policy stores it, under its mutex, when it changes.
+	policyBytes atomic.Int64
 
 	// roomMu is held by a writer that found nothing to evict while it
 	// decides to wait (makeRoom), and by those that wake it (ended).
@@ -157,6 +164,17 @@ type limits struct {
 	cold *coldest
 }
 
+// byteBound is the weight the documents may use: maxBytes less what the
+// policy's tables hold beyond their weights (policyBytes), at least 1; 0
+// when there is no bound.
+func (l *limits) byteBound() int64 {
+	m := l.maxBytes.Load()
+	if m <= 0 {
+		return 0
+	}
+	return max(1, m-l.policyBytes.Load())
+}
+
 // reserve adds dDocs documents and dBytes of weight to the usage, counting
 // the room r holds (already in the usage) toward them, unless the write
 // would leave the usage past a bound that is set; it reports whether it
@@ -166,7 +184,7 @@ func (l *limits) reserve(dDocs, dBytes int64, r *room) bool {
 	if !reserve(&l.docs, dDocs, r.docs, l.maxDocs.Load()) {
 		return false
 	}
-	if !reserve(&l.bytes, dBytes, r.bytes, l.maxBytes.Load()) {
+	if !reserve(&l.bytes, dBytes, r.bytes, l.byteBound()) {
 		l.docs.Add(r.docs - dDocs)
 		return false
 	}
@@ -197,14 +215,14 @@ func (l *limits) fits(dDocs, dBytes int64, r *room) bool {
 	fit := func(used *atomic.Int64, d, held, max int64) bool {
 		return d <= 0 || max <= 0 || used.Load()-held+d <= max
 	}
-	return fit(&l.docs, dDocs, r.docs, l.maxDocs.Load()) && fit(&l.bytes, dBytes, r.bytes, l.maxBytes.Load())
+	return fit(&l.docs, dDocs, r.docs, l.maxDocs.Load()) && fit(&l.bytes, dBytes, r.bytes, l.byteBound())
 }
 
 // within reports whether the usage, but for the room r holds, is within
 // the bounds, which SetLimits may have lowered below it.
 func (l *limits) within(r *room) bool {
 	in := func(used *atomic.Int64, held, max int64) bool { return max <= 0 || used.Load()-held <= max }
-	return in(&l.docs, r.docs, l.maxDocs.Load()) && in(&l.bytes, r.bytes, l.maxBytes.Load())
+	return in(&l.docs, r.docs, l.maxDocs.Load()) && in(&l.bytes, r.bytes, l.byteBound())
 }
 
 // release takes dDocs documents and dBytes of weight off the usage.
@@ -233,7 +251,7 @@ func (l *limits) canMake(dDocs, dBytes, pinned int64) bool {
 	if max := l.maxDocs.Load(); max > 0 && dDocs > 0 && fixedDocs+dDocs > max {
 		return false
 	}
-	if max := l.maxBytes.Load(); max > 0 && dBytes > 0 && fixedBytes+pinned > max {
+	if max := l.byteBound(); max > 0 && dBytes > 0 && fixedBytes+pinned > max {
 		return false
 	}
 	return true
@@ -257,8 +275,11 @@ func (l *limits) fullError(op, id string, dDocs, dBytes int64) error {
 			strconv.FormatInt(l.docs.Load(), 10) + " documents are stored"
 	} else {
 		detail = "MaxBytes is " + strconv.FormatInt(l.maxBytes.Load(), 10) + ", " +
-			strconv.FormatInt(l.bytes.Load(), 10) + " are used and the write needs " +
-			strconv.FormatInt(dBytes, 10) + " more"
+			strconv.FormatInt(l.bytes.Load(), 10) + " are used"
+		if pb := l.policyBytes.Load(); pb > 0 {
+			detail += " (and " + strconv.FormatInt(pb, 10) + " by EvictColdest's tables)"
+		}
+		detail += " and the write needs " + strconv.FormatInt(dBytes, 10) + " more"
 	}
 	if l.policy == EvictSoonestExpiry {
 		detail += "; the documents that cannot expire leave no room for it"

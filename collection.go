@@ -107,9 +107,11 @@ type Options struct {
 	// MaxBytes bounds the total weight of the documents the collection
 	// holds, expired documents not yet swept included; zero means no
 	// bound. A document's weight is close to the heap it holds: see
-	// Document.Weight. A document heavier than MaxBytes by itself is
-	// refused with ErrTooLarge. Negative values make New fail. SetLimits
-	// changes it.
+	// Document.Weight. Under EvictColdest the policy's tables count
+	// against it too, where they hold more than the documents' weights
+	// count for them (see EvictColdest). A document heavier than MaxBytes
+	// by itself is refused with ErrTooLarge. Negative values make New
+	// fail. SetLimits changes it.
 	MaxBytes int64
 
 	// Eviction is what a write does when it would take the collection past
@@ -376,7 +378,7 @@ func newCollection(op string, opts Options) (*Collection, int32, error) {
 	c.lim.done = sync.NewCond(&c.lim.roomMu)
 	c.lim.floor.init()
 	if opts.Eviction == EvictColdest {
-		c.lim.cold = newColdest(c.seed, opts.MaxDocuments, c.reads, &c.lim.filing)
+		c.lim.cold = newColdest(c.seed, opts.MaxDocuments, c.reads, &c.lim.filing, &c.lim.policyBytes)
 	}
 	c.armed.Store(neverExpires)
 	for i := range c.shards {

@@ -5,8 +5,8 @@ package ttlstore
 // stored documents (see coldest), and it touches nothing but its own
 // fields and those of entries it is given: the tables, the expiry index
 // and the bound's counters are the caller's. Its frequency sketch is
-// internal/sketch; its hill climber, which sizes the window, is
-// eviction_climb.go; its queues are eviction_queue.go.
+// internal/sketch; what sizes its window, eviction_window.go; its queues,
+// eviction_queue.go.
 
 import (
 	"hash/maphash"
@@ -23,17 +23,19 @@ import (
 // (bound.go).
 //
 // Documents are in one of three FIFO queues. A new document enters the
-// window, about 1% of the documents. One that leaves the window goes to the
-// tail of probation, as the candidate; when room is needed, the candidate
-// duels probation's head, the victim, and the one a frequency sketch says
-// was used less often is evicted (admit). Documents read while in probation
-// move to protected (80% of the main part) when they reach its head, and
-// protected's overflow goes back to probation's tail, but for documents read
-// since they were last looked at, which get a second chance. Caffeine keeps
-// its queues in LRU order, moving a node on every read through buffers that
-// readers fill; here readers only add to the hits counter of the entry they
-// read (a word that is in their cache already), and the queues are FIFO
-// with second chances, CLOCK-style, so that a read takes no lock and moves
+// window, 1% of the documents at first, then as large a share as the
+// ghosts of recent evictions say it is worth (eviction_window.go). One
+// that leaves the window goes to the tail of probation, as the candidate;
+// when room is needed, the candidate duels probation's head, the victim,
+// and the one a frequency sketch says was used less often is evicted
+// (admit). Documents read while in probation move to protected (80% of
+// the main part) when they reach its head, and protected's overflow goes
+// back to probation's tail, but for documents read since they were last
+// looked at, which get a second chance. Caffeine keeps its queues in LRU
+// order, moving a node on every read through buffers that readers fill;
+// here readers only add to the hits counter of the entry they read (a
+// word that is in their cache already), and the queues are FIFO with
+// second chances, CLOCK-style, so that a read takes no lock and moves
 // nothing.
 //
 // Every method takes mu. The collection calls added, replaced and removed
@@ -72,15 +74,19 @@ type coldest struct {
 	picked *atomic.Int64
 	rng    uint64 // xorshift state, for admit's random admissions
 
-	// The hill climber, as in Caffeine: every sample of reads it moves
-	// the window's share the way that raised the hit ratio last time, by
-	// a step that shrinks while the ratio holds still.
+	// The window's size (eviction_window.go): its share of the
+	// documents, moved by the ghosts of recent evictions.
+	share  float64
+	ghosts ghosts
+
+	// What the tables hold that the documents' weights do not count
+	// (eviction_memory.go): charged is the bound's limits.policyBytes,
+	// nil for none; base, the tables' bytes when the policy was new.
+	charged *atomic.Int64
+	base    int
+
+	// The sketch's aging by the reads (eviction_window.go).
 	requests func() (hits, misses uint64) // the collection's read counts
-	share    float64                      // the window's share of the documents
-	step     float64                      // the next change of window, in documents; signed
-	lastRate float64                      // the hit ratio of the last sample
-	sampled  uint64                       // reads when the last sample ended
-	lastHits uint64                       // hits when the last sample ended
 	aged     uint64                       // hits the sketch has aged by
 	adds     int                          // additions since the read counts were last looked at
 
@@ -98,7 +104,8 @@ type coldStats struct {
 	promoted  uint64 // probation to protected, read while in probation
 	kept      uint64 // second chances in protected, read while there
 	demoted   uint64 // protected to probation
-	climbs    uint64 // samples the hill climber judged
+	grown     uint64 // new documents the window's side had evicted lately: the window grew by one
+	shrunk    uint64 // new documents the main part had evicted lately: the window shrank by one
 }
 
 // The queues an entry can be in (entry.seg).
@@ -121,10 +128,14 @@ func (e *entry) touch() {
 	}
 }
 
-func newColdest(seed maphash.Seed, capacity int, requests func() (hits, misses uint64), picked *atomic.Int64) *coldest {
-	p := &coldest{seed: seed, rng: 0x9e3779b97f4a7c15, requests: requests, share: climbStart, picked: picked}
+// newColdest returns the policy for a collection of capacity documents (0
+// for no such bound) whose seed is seed, whose read counts requests
+// returns, and whose limits' filing is picked and policyBytes charged
+// (nil if none: its tables are then not counted).
+func newColdest(seed maphash.Seed, capacity int, requests func() (hits, misses uint64), picked, charged *atomic.Int64) *coldest {
+	p := &coldest{seed: seed, rng: 0x9e3779b97f4a7c15, requests: requests, share: windowStart, picked: picked, charged: charged}
 	p.sketch.Ensure(capacity)
-	p.step = -climbStep * float64(capacity)
+	p.base = p.sketch.Bytes() + tableMin
 	return p
 }
 
@@ -135,10 +146,12 @@ func (p *coldest) len() int { return p.window.n + p.probation.n + p.protected.n 
 func (p *coldest) added(e *entry) {
 	p.mu.Lock()
 	p.sketch.Ensure(p.len() + 1)
-	p.sketch.Increment(p.hash(e))
+	h := p.hash(e)
+	p.sketch.Increment(h)
+	p.adapt(h)
 	p.insert(e)
-	p.climb()
-	p.mu.Unlock()
+	p.age()
+	p.unlock()
 }
 
 // add puts back e, which victim picked but could not be evicted.
@@ -147,7 +160,7 @@ func (p *coldest) add(e *entry) {
 	if e.seg == segNone {
 		p.insert(e)
 	}
-	p.mu.Unlock()
+	p.unlock()
 }
 
 // insert puts e at the tail of the window, and moves the window's overflow
@@ -185,7 +198,7 @@ func (p *coldest) replaced(old, e *entry) {
 		// Picked by victim, which found e instead: a new document.
 		p.sketch.Increment(p.hash(e))
 		p.insert(e)
-		p.mu.Unlock()
+		p.unlock()
 		return
 	}
 	atomic.StoreUint32(&e.hits, min(atomic.LoadUint32(&old.hits)+1, maxHits))
@@ -195,7 +208,7 @@ func (p *coldest) replaced(old, e *entry) {
 	if p.cand == old {
 		p.cand = e
 	}
-	p.mu.Unlock()
+	p.unlock()
 }
 
 // removed tells the policy that the documents were deleted, swept or
@@ -205,14 +218,14 @@ func (p *coldest) removed(batch []slot) {
 	for _, sl := range batch {
 		p.detach(sl.e)
 	}
-	p.mu.Unlock()
+	p.unlock()
 }
 
 // removedOne is removed for one document.
 func (p *coldest) removedOne(e *entry) {
 	p.mu.Lock()
 	p.detach(e)
-	p.mu.Unlock()
+	p.unlock()
 }
 
 // detach takes e out of its queue, if it is in one.
@@ -233,7 +246,7 @@ func (p *coldest) detach(e *entry) {
 // none.
 func (p *coldest) victim(skip string, others map[string]struct{}, count bool) *entry {
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	defer p.unlock()
 	// The documents not to evict, when met, are set aside and put back at
 	// the tail of their queues at the end, so that the others are looked
 	// at. One is kept without allocating.
@@ -311,15 +324,19 @@ func (p *coldest) victim(skip string, others map[string]struct{}, count bool) *e
 			}
 		}
 		p.cand = nil
+		hv := p.hash(v)
 		if c != nil && c != v && !kept(c) {
 			p.stats.duels++
-			if p.admit(c, v) {
+			if hc := p.hash(c); p.admit(c, hc, v, hv) {
 				p.stats.admitted++
+				p.evicted(hv, ghostMain)
 			} else {
 				v = c // the candidate loses the duel
+				p.evicted(hc, ghostWindow)
 			}
 		} else {
 			p.stats.unopposed++
+			p.evicted(hv, ghostMain)
 		}
 		p.detach(v)
 		if count {
@@ -352,8 +369,8 @@ func (p *coldest) demote(chances int) int {
 // when it was used more often, by the sketch. Like Caffeine, it lets a
 // warm candidate in at random now and then, so that an attacker cannot keep
 // a hot victim in place by making candidates collide with it in the sketch.
-func (p *coldest) admit(cand, victim *entry) bool {
-	cf, vf := p.freq(cand), p.freq(victim)
+func (p *coldest) admit(cand *entry, hc uint64, victim *entry, hv uint64) bool {
+	cf, vf := p.freq(cand, hc), p.freq(victim, hv)
 	if cf > vf {
 		return true
 	}
@@ -369,17 +386,21 @@ func (p *coldest) admit(cand, victim *entry) bool {
 	return false
 }
 
-// freq is e's frequency: the sketch's count, once e's reads are in it.
-func (p *coldest) freq(e *entry) int {
-	h := p.hash(e)
+// freq is the frequency of e, whose hash is h: the sketch's count, once
+// e's reads are in it.
+func (p *coldest) freq(e *entry, h uint64) int {
 	for n := min(atomic.SwapUint32(&e.hits, 0), maxHits); n > 0; n-- {
-		p.sketch.Count(h) // its age: every read counts toward it (climb)
+		p.sketch.Count(h) // its age: every read counts toward it (age)
 	}
 	return p.sketch.Estimate(h)
 }
 
 // flush adds e's reads to the sketch.
-func (p *coldest) flush(e *entry) { p.freq(e) }
+func (p *coldest) flush(e *entry) {
+	if atomic.LoadUint32(&e.hits) > 0 {
+		p.freq(e, p.hash(e))
+	}
+}
 
 func (p *coldest) hash(e *entry) uint64 { return maphash.String(p.seed, e.key()) }
 

@@ -29,7 +29,7 @@ type policySim struct {
 
 func newPolicySim(capacity int) *policySim {
 	s := &policySim{capacity: capacity, docs: make(map[uint64]*entry, capacity)}
-	s.p = newColdest(maphash.MakeSeed(), capacity, func() (uint64, uint64) { return s.hits, s.misses }, &s.picked)
+	s.p = newColdest(maphash.MakeSeed(), capacity, func() (uint64, uint64) { return s.hits, s.misses }, &s.picked, nil)
 	return s
 }
 
@@ -147,10 +147,10 @@ func TestColdestReplay(t *testing.T) {
 			sum += med.ratio
 			rows++
 			st := med.stats
-			t.Logf("%-8s %8d %5.1f%%: %6.2f (%.2f–%.2f) duels %d won %.1f%% (jitter %d) unopposed %d promoted %d kept %d demoted %d climbs %d window %s",
+			t.Logf("%-8s %8d %5.1f%%: %6.2f (%.2f–%.2f) duels %d won %.1f%% (jitter %d) unopposed %d promoted %d kept %d demoted %d window +%d -%d: %s",
 				name, capacity, 100*share, med.ratio, rs[0].ratio, rs[len(rs)-1].ratio,
 				st.duels, 100*float64(st.admitted)/float64(max(st.duels, 1)), st.jittered, st.unopposed,
-				st.promoted, st.kept, st.demoted, st.climbs, strings.Join(med.window, " "))
+				st.promoted, st.kept, st.demoted, st.grown, st.shrunk, strings.Join(med.window, " "))
 		}
 	}
 	if rows > 0 {

@@ -74,9 +74,10 @@ func (c *Collection) checkInvariants() error {
 // exactly the stored documents: every stored entry is in a queue, every
 // entry in a queue is the stored entry of its id, in that queue once and
 // at the position it records, and the queues count as many as the shards
-// hold. A document the policy does not know can never be evicted; a stale
-// entry in a queue can be picked as a victim for an id whose document is
-// elsewhere. Every shard's lock must be held, for reading at least.
+// hold; and that the bound counts what its tables hold beyond the
+// documents' weights. A document the policy does not know can never be
+// evicted; a stale entry in a queue can be picked as a victim for an id
+// whose document is elsewhere. Every shard's lock must be held, for reading at least.
 func (c *Collection) checkColdest() error {
 	p := c.lim.cold
 	if p == nil {
@@ -100,10 +101,16 @@ func (c *Collection) checkColdest() error {
 		}
 		docs += s.docs.len()
 	}
-	return p.check(docs, func(e *entry) bool {
+	if err := p.check(docs, func(e *entry) bool {
 		s, h := c.shardFor(e.key())
 		return s.docs.get(h, e.key()) == e
-	})
+	}); err != nil {
+		return err
+	}
+	if got, want := c.lim.policyBytes.Load(), p.charge(); got != want {
+		return fmt.Errorf("EvictColdest: the bound counts %d bytes of its tables, they hold %d beyond the documents' weights", got, want)
+	}
+	return nil
 }
 
 // check verifies that EvictColdest's queues hold docs documents, each in

@@ -142,6 +142,9 @@ func spreadDocs() int {
 // the assertions allow ten times more, so a loaded machine stays green.
 func TestMockMonthOverSpreadExpiries(t *testing.T) {
 	n := spreadDocs()
+	if ttlstore.RaceRepeat(t) {
+		n /= 10 // the repeats of -count under -race
+	}
 	t.Run("one Add of 30 days", func(t *testing.T) {
 		c, clk, all := spreadCollection(t, n)
 		began := time.Now()

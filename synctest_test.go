@@ -25,6 +25,9 @@ import (
 // fails the test otherwise).
 func TestSynctestMonthOverSpreadExpiries(t *testing.T) {
 	n := spreadDocs()
+	if ttlstore.RaceRepeat(t) {
+		n /= 10 // the repeats of -count under -race
+	}
 	synctest.Test(t, func(t *testing.T) {
 		var reported atomic.Int64
 		c, err := ttlstore.New(ttlstore.Options{

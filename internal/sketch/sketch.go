@@ -28,9 +28,10 @@ import "math/bits"
 // miss rather than four (for a sketch of 100k keys, 1 MiB, that was four
 // misses in each of the sketch's calls a write at the bound makes, about
 // six a write). When the uses counted toward aging reach ten times the
-// counters' words, every counter is halved, so that the sketch forgets old
-// popularity. It holds one word (16 counters) per key it is sized for, 8
-// bytes.
+// number of keys it is sized for (rounded up to a power of two), every
+// counter is halved, so that the sketch forgets old popularity. It holds
+// one word (16 counters) per key it is sized for, 8 bytes, and never fewer
+// than minWords.
 type Sketch struct {
 	table     []uint64
 	blockMask uint64 // the number of blocks less one
@@ -38,18 +39,36 @@ type Sketch struct {
 	sample    int    // uses between halvings
 }
 
-// Ensure sizes the sketch for n keys, forgetting what it counted if it
-// has to grow. It never shrinks.
+// minWords is the fewest words a sketch has, 32 KiB. A cache of a few
+// hundred keys sees many times as many keys go by between two halvings,
+// and a sketch of one word a key shares most of its counters between
+// them: which keys collide then decides which are admitted, and so the hit
+// ratio, more than how often they were used. On the LIRS traces at 5 to 80
+// % of their keys (50 to 8,000 documents), with the window held at 1 %, a
+// sketch of one word a document let EvictColdest's hit ratio move by up
+// to 2.5 points between runs that differed only in the hash seed (by more
+// than half a point on 14 of 40 rows); one of 4096 words, by 0.6 at most
+// (on one row).
+const minWords = 4096
+
+// Ensure sizes the sketch for n keys, forgetting what it counted if its
+// table has to grow. It never shrinks.
 func (s *Sketch) Ensure(n int) {
 	want := max(64, 1<<bits.Len(uint(max(n, 1)-1)))
-	if len(s.table) >= want {
+	if s.sample >= 10*want {
 		return
 	}
-	s.table = make([]uint64, want)
-	s.blockMask = uint64(want/8 - 1)
+	words := max(want, minWords)
+	if len(s.table) != words {
+		s.table = make([]uint64, words)
+		s.blockMask = uint64(words/8 - 1)
+	}
 	s.adds = 0
 	s.sample = 10 * want
 }
+
+// Bytes is the memory the sketch's table holds.
+func (s *Sketch) Bytes() int { return 8 * len(s.table) }
 
 // Sample is the number of uses between two halvings.
 func (s *Sketch) Sample() int { return s.sample }

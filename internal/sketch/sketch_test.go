@@ -65,3 +65,24 @@ func TestSketch(t *testing.T) {
 		})
 	}
 }
+
+// TestSketchSmall checks that a sketch sized for few keys still has
+// minWords words, halves after ten uses per key it is sized for (rounded
+// up to a power of two), and keeps its counts when sized for more keys
+// that still fit in its table.
+func TestSketchSmall(t *testing.T) {
+	var s Sketch
+	s.Ensure(100)
+	require.Len(t, s.table, minWords)
+	require.Equal(t, 1280, s.Sample())
+	h := uint64(0x1234_5678_9abc_def0)
+	for range 3 {
+		s.Increment(h)
+	}
+	s.Ensure(1000)
+	assert.Equal(t, 10240, s.Sample())
+	assert.Equal(t, 3, s.Estimate(h), "counts kept: the table did not grow")
+	s.Ensure(10_000)
+	assert.Len(t, s.table, 16384)
+	assert.Equal(t, 0, s.Estimate(h), "counts forgotten: the table grew")
+}

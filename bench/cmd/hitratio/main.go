@@ -39,6 +39,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -53,6 +54,7 @@ func main() {
 	traces := flag.String("traces", os.Getenv("TTLSTORE_TRACES"), "replay the public traces in this directory instead of the generated workloads (default $TTLSTORE_TRACES); see fetch-traces.sh")
 	cacheList := flag.String("caches", "", "the columns, comma-separated (default: every cache; with -traces, "+strings.Join(traceCaches, ",")+")")
 	maxAccesses := flag.Int("max-accesses", 0, "replay at most this many accesses of each public trace, its first ones (0: whole)")
+	shares := flag.String("shares", "", "the capacities of the public traces, in % of their keys, comma-separated (default 5,15,40,80)")
 	parallel := flag.Int("parallel", 1, "replays at once; more than 1 moves ristretto's figures, whose policy is fed by a goroutine")
 	dump := flag.String("dump", "", "also write each sequence to DIR/NAME.u64, as little-endian 64-bit keys, for the root package's TestColdestReplay")
 	flag.Parse()
@@ -74,6 +76,16 @@ func main() {
 	}
 	if *quick {
 		cfg.accesses = 100_000
+	}
+	if *shares != "" {
+		for _, f := range strings.Split(*shares, ",") {
+			pc, err := strconv.ParseFloat(f, 64)
+			if err != nil || pc <= 0 || pc > 100 {
+				fmt.Fprintf(os.Stderr, "hitratio: -shares: %q is not a percentage\n", f)
+				os.Exit(2)
+			}
+			cfg.shares = append(cfg.shares, pc/100)
+		}
 	}
 	names := []string(nil)
 	switch {
@@ -113,14 +125,15 @@ func main() {
 
 // config says what run replays.
 type config struct {
-	accesses    int    // per generated workload
-	runs        int    // replays of each sequence per cache and capacity; 0 is 1
-	only        string // substrings of the workload names to run, comma-separated; "" for all
-	glimpse     string // path of the Glimpse trace; "" to ask go list
-	traces      string // directory of the public traces; "" for the generated workloads
-	maxAccesses int    // of a public trace, 0 for all
-	parallel    int    // replays at once; 0 is 1
-	dump        string // directory to write each sequence to; "" for none
+	accesses    int       // per generated workload
+	runs        int       // replays of each sequence per cache and capacity; 0 is 1
+	only        string    // substrings of the workload names to run, comma-separated; "" for all
+	glimpse     string    // path of the Glimpse trace; "" to ask go list
+	traces      string    // directory of the public traces; "" for the generated workloads
+	maxAccesses int       // of a public trace, 0 for all
+	shares      []float64 // the capacities of a public trace, as shares of its keys; nil for traceShares
+	parallel    int       // replays at once; 0 is 1
+	dump        string    // directory to write each sequence to; "" for none
 	caches      []cacheKind
 	log         io.Writer // progress and timings
 }
@@ -175,6 +188,11 @@ func run(cfg config) (*results, error) {
 		all, res.absent, err = traceWorkloads(cfg.traces, cfg.maxAccesses)
 		if err != nil {
 			return nil, err
+		}
+		if cfg.shares != nil {
+			for i := range all {
+				all[i].shares = cfg.shares
+			}
 		}
 		if len(res.absent) > 0 {
 			fmt.Fprintf(cfg.log, "not in %s, skipped: %s\n", cfg.traces, strings.Join(res.absent, " "))

@@ -1,0 +1,278 @@
+package ttlstore
+
+import (
+	"container/list"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The tests in this file drive EvictColdest's policy on its own, through
+// policySim (eviction_replay_internal_test.go), with no collection around
+// it: what it promises the bound code (its queues hold exactly the stored
+// documents), and what it is for (it keeps what is read often, and a scan
+// does not flush it).
+
+// checkSim verifies the policy's queues against the simulated collection.
+func checkSim(t *testing.T, s *policySim) {
+	t.Helper()
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	require.NoError(t, s.p.check(len(s.docs), func(e *entry) bool {
+		for _, d := range s.docs {
+			if d == e {
+				return true
+			}
+		}
+		return false
+	}))
+	require.GreaterOrEqual(t, s.p.share, 0.0)
+	require.LessOrEqual(t, s.p.share, windowMax)
+}
+
+// overwrite replaces the stored document of k, as an Upsert of a stored id
+// does.
+func (s *policySim) overwrite(k uint64) {
+	old := s.docs[k]
+	e := simEntry(k)
+	s.docs[k] = e
+	s.p.replaced(old, e)
+}
+
+// remove deletes the stored document of k, as a Delete does.
+func (s *policySim) remove(k uint64) {
+	e := s.docs[k]
+	delete(s.docs, k)
+	s.p.removedOne(e)
+}
+
+// TestColdestAloneKeepsItsQueues replays random reads, overwrites and
+// deletes of a small key space against the policy at several capacities,
+// and checks after each step that its queues hold exactly the stored
+// documents, each once, where it records (the invariant checkColdest
+// checks in a collection), and that its victims are stored documents
+// (policySim panics otherwise).
+func TestColdestAloneKeepsItsQueues(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		capacity int
+		keys     int
+	}{
+		{"one document", 1, 5},
+		{"a few", 8, 40},
+		{"more keys than fit", 100, 1000},
+		{"everything fits", 100, 80},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(tc.capacity), uint64(tc.keys)))
+			s := newPolicySim(tc.capacity)
+			for i := range 20_000 {
+				k := uint64(r.IntN(tc.keys))
+				switch op := r.IntN(20); {
+				case op == 0 && s.docs[k] != nil:
+					s.overwrite(k)
+				case op == 1 && s.docs[k] != nil:
+					s.remove(k)
+				default:
+					s.access(k)
+				}
+				require.LessOrEqual(t, len(s.docs), tc.capacity)
+				if i%97 == 0 || tc.capacity < 10 {
+					checkSim(t, s)
+				}
+			}
+			checkSim(t, s)
+		})
+	}
+}
+
+// TestColdestAloneVictimSkips checks that victim never picks the document
+// whose id it is told to skip (the one being written), and puts it back.
+func TestColdestAloneVictimSkips(t *testing.T) {
+	s := newPolicySim(3)
+	for k := range uint64(3) {
+		s.access(k)
+	}
+	for k := range uint64(3) {
+		v := s.p.victim(string(rune('0'+k)), nil, false)
+		require.NotNil(t, v)
+		assert.NotEqual(t, string(rune('0'+k)), v.id())
+		s.p.add(v) // not evicted after all: it goes back
+		checkSim(t, s)
+	}
+	// The only document left is the one to skip: none.
+	s.remove(0)
+	s.remove(1)
+	assert.Nil(t, s.p.victim("2", nil, false))
+	checkSim(t, s)
+}
+
+// TestColdestAloneResistsScans reads a hot set of 100 keys ten times each,
+// then scans 20,000 new keys, each written and read once at once (as a
+// read-through cache fills itself): the hot set is still there.
+func TestColdestAloneResistsScans(t *testing.T) {
+	s := newPolicySim(1000)
+	for range 10 {
+		for k := range uint64(100) {
+			s.access(k)
+		}
+	}
+	for k := uint64(1000); k < 21_000; k++ {
+		s.access(k)
+		s.access(k)
+	}
+	kept := 0
+	for k := range uint64(100) {
+		if s.docs[k] != nil {
+			kept++
+		}
+	}
+	assert.GreaterOrEqual(t, kept, 95, "hot keys left after the scan")
+	checkSim(t, s)
+}
+
+// TestColdestAloneBeatsLRU replays a skewed sequence (a Zipf over 100k
+// keys) and a loop over 1.5 times the capacity: the policy's hit ratio is
+// well above an LRU's on both, since it admits by frequency.
+func TestColdestAloneBeatsLRU(t *testing.T) {
+	zipf := rand.NewZipf(rand.New(rand.NewPCG(1, 2)), 1.1, 1, 100_000)
+	for _, tc := range []struct {
+		name   string
+		next   func(i int) uint64
+		margin float64 // points above LRU, at least
+	}{
+		{"zipf", func(int) uint64 { return zipf.Uint64() }, 3},
+		{"loop", func(i int) uint64 { return uint64(i % 1500) }, 30},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const capacity, n = 1000, 300_000
+			s := newPolicySim(capacity)
+			lru := newTestLRU(capacity)
+			hits, lruHits := 0, 0
+			for i := range n {
+				k := tc.next(i)
+				if s.access(k) {
+					hits++
+				}
+				if lru.access(k) {
+					lruHits++
+				}
+			}
+			ratio, lruRatio := 100*float64(hits)/n, 100*float64(lruHits)/n
+			t.Logf("%s: %.1f%%, LRU %.1f%%", tc.name, ratio, lruRatio)
+			assert.Greater(t, ratio, lruRatio+tc.margin)
+			checkSim(t, s)
+		})
+	}
+}
+
+// testLRU is an LRU of uint64 keys, to hold the policy against.
+type testLRU struct {
+	capacity int
+	order    *list.List
+	at       map[uint64]*list.Element
+}
+
+func newTestLRU(capacity int) *testLRU {
+	return &testLRU{capacity: capacity, order: list.New(), at: make(map[uint64]*list.Element)}
+}
+
+func (l *testLRU) access(k uint64) bool {
+	if e := l.at[k]; e != nil {
+		l.order.MoveToFront(e)
+		return true
+	}
+	if l.order.Len() >= l.capacity {
+		delete(l.at, l.order.Remove(l.order.Back()).(uint64))
+	}
+	l.at[k] = l.order.PushFront(k)
+	return false
+}
+
+// TestGhosts checks the ghosts' memory: a hash is remembered as its
+// side's until span more evictions of that side, whatever the other side
+// evicts meanwhile; a hash never recorded, or one whose slot a newer
+// ghost of its side took, is not.
+func TestGhosts(t *testing.T) {
+	var g ghosts
+	g.size(160) // span: 10
+	require.EqualValues(t, 10, g.span)
+	r := rand.New(rand.NewPCG(3, 4))
+	w, m := r.Uint64(), r.Uint64()
+	g.record(w, ghostWindow)
+	g.record(m, ghostMain)
+	assert.Equal(t, ghostWindow, g.side(w))
+	assert.Equal(t, ghostMain, g.side(m))
+	assert.Equal(t, ghostNone, g.side(r.Uint64()), "never recorded")
+	assert.Equal(t, ghostNone, g.side(w^1<<40), "w's slot, another hash")
+	for i := range 20 {
+		g.record(r.Uint64(), ghostMain) // the other side: w stays
+		if i < 8 {
+			assert.Equal(t, ghostMain, g.side(m), "after %d more of its side", i+1)
+		}
+	}
+	assert.Equal(t, ghostWindow, g.side(w), "the main part's evictions do not age the window's ghosts")
+	assert.Equal(t, ghostNone, g.side(m), "20 evictions of its side later")
+	for range 9 {
+		g.record(r.Uint64()|1, ghostWindow) // odd: never w's slot if w is even
+	}
+	if w&1 == 0 {
+		assert.Equal(t, ghostWindow, g.side(w), "9 evictions of its side later")
+	}
+	g.record(r.Uint64()|1, ghostWindow)
+	assert.Equal(t, ghostNone, g.side(w), "10 evictions of its side later")
+	other := w&0xffff_ffff | (w>>32+1)<<32 // w's slot, another hash
+	g.record(other, ghostWindow)
+	assert.Equal(t, ghostWindow, g.side(other))
+	assert.Equal(t, ghostNone, g.side(w))
+}
+
+// TestColdestAloneSizesTheWindow replays sequences whose best window is
+// known: a Zipf over many keys and a loop longer than the cache, where
+// frequency is all (the window should stay small); and a working set that
+// moves on, each key read a few times in a burst soon after it is first
+// written and then never again, where only recency counts (the window
+// should grow well past its first 1 %, and the hit ratio come near the
+// LRU's).
+func TestColdestAloneSizesTheWindow(t *testing.T) {
+	zipf := rand.NewZipf(rand.New(rand.NewPCG(5, 6)), 1.1, 1, 1_000_000)
+	burst := rand.New(rand.NewPCG(7, 8))
+	for _, tc := range []struct {
+		name     string
+		next     func(i int) uint64
+		min, max float64 // the window's share at the end
+	}{
+		{"zipf", func(int) uint64 { return zipf.Uint64() }, 0, 0.05},
+		{"loop", func(i int) uint64 { return uint64(i % 1500) }, 0, 0.05},
+		// Key i/4 is new at access i; each access reads one of the
+		// last 200 keys, at random, so each key is read about 4 times
+		// within about 800 accesses of its first.
+		{"recency", func(i int) uint64 { return uint64(max(0, i/4-burst.IntN(200))) }, 0.1, windowMax},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const capacity, n = 1000, 300_000
+			s := newPolicySim(capacity)
+			lru := newTestLRU(capacity)
+			hits, lruHits := 0, 0
+			for i := range n {
+				k := tc.next(i)
+				if s.access(k) {
+					hits++
+				}
+				if lru.access(k) {
+					lruHits++
+				}
+			}
+			t.Logf("%s: window %.3f; %.1f%%, LRU %.1f%%; window +%d -%d", tc.name, s.p.share,
+				100*float64(hits)/n, 100*float64(lruHits)/n, s.p.stats.grown, s.p.stats.shrunk)
+			assert.GreaterOrEqual(t, s.p.share, tc.min)
+			assert.LessOrEqual(t, s.p.share, tc.max)
+			if tc.name == "recency" {
+				assert.Greater(t, float64(hits), 0.95*float64(lruHits), "near the LRU's hit ratio")
+			}
+			checkSim(t, s)
+		})
+	}
+}
