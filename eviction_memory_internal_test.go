@@ -13,6 +13,9 @@ import (
 // documents that weigh no more than MaxBytes less that count, which agrees
 // with the tables (checkInvariants); and a small collection counts nothing.
 func TestColdestTablesCounted(t *testing.T) {
+	if raceRepeat(t) {
+		t.Skip("deterministic (fixed seeds), and checked by the first run")
+	}
 	for _, tc := range []struct {
 		name     string
 		maxBytes int64

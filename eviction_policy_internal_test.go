@@ -55,6 +55,9 @@ func (s *policySim) remove(k uint64) {
 // checks in a collection), and that its victims are stored documents
 // (policySim panics otherwise).
 func TestColdestAloneKeepsItsQueues(t *testing.T) {
+	if raceRepeat(t) {
+		t.Skip("deterministic (fixed seeds), and checked by the first run")
+	}
 	for _, tc := range []struct {
 		name     string
 		capacity int
@@ -137,6 +140,9 @@ func TestColdestAloneResistsScans(t *testing.T) {
 // keys) and a loop over 1.5 times the capacity: the policy's hit ratio is
 // well above an LRU's on both, since it admits by frequency.
 func TestColdestAloneBeatsLRU(t *testing.T) {
+	if raceRepeat(t) {
+		t.Skip("deterministic (fixed seeds), and checked by the first run")
+	}
 	zipf := rand.NewZipf(rand.New(rand.NewPCG(1, 2)), 1.1, 1, 100_000)
 	for _, tc := range []struct {
 		name   string
@@ -237,6 +243,9 @@ func TestGhosts(t *testing.T) {
 // should grow well past its first 1 %, and the hit ratio come near the
 // LRU's).
 func TestColdestAloneSizesTheWindow(t *testing.T) {
+	if raceRepeat(t) {
+		t.Skip("deterministic (fixed seeds), and checked by the first run")
+	}
 	zipf := rand.NewZipf(rand.New(rand.NewPCG(5, 6)), 1.1, 1, 1_000_000)
 	burst := rand.New(rand.NewPCG(7, 8))
 	for _, tc := range []struct {
