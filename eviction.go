@@ -249,29 +249,10 @@ func (p *coldest) victim(skip string, others map[string]struct{}, count bool) *e
 	defer p.unlock()
 	// The documents not to evict, when met, are set aside and put back at
 	// the tail of their queues at the end, so that the others are looked
-	// at. One is kept without allocating.
-	type setAsideEntry struct {
-		e   *entry
-		seg uint8
-	}
-	var aside [1]setAsideEntry
-	var asides []setAsideEntry
-	defer func() {
-		if a := aside[0]; a.e != nil {
-			p.push(p.queueOf(a.seg), a.e, a.seg)
-		}
-		for _, a := range asides {
-			p.push(p.queueOf(a.seg), a.e, a.seg)
-		}
-	}()
-	setAside := func(e *entry) {
-		if aside[0].e == nil {
-			aside[0] = setAsideEntry{e, e.seg}
-		} else {
-			asides = append(asides, setAsideEntry{e, e.seg})
-		}
-		p.detach(e)
-	}
+	// at.
+	var aside asideSet
+	defer aside.restore(p)
+	setAside := func(e *entry) { aside.add(p, e) }
 	kept := func(e *entry) bool { return excepted(e.key(), skip, others) }
 	// chances bounds the second chances given in one call: readers may
 	// keep reading, and each read earns one.
@@ -343,6 +324,39 @@ func (p *coldest) victim(skip string, others map[string]struct{}, count bool) *e
 			p.picked.Add(1)
 		}
 		return v
+	}
+}
+
+// asideSet holds the documents victim met but may not evict, taken out of
+// their queues until it returns: the first without allocating.
+type asideSet struct {
+	first asideEntry
+	more  []asideEntry
+}
+
+type asideEntry struct {
+	e   *entry
+	seg uint8
+}
+
+// add takes e out of its queue, remembering which.
+func (a *asideSet) add(p *coldest, e *entry) {
+	x := asideEntry{e, e.seg}
+	if a.first.e == nil {
+		a.first = x
+	} else {
+		a.more = append(a.more, x)
+	}
+	p.detach(e)
+}
+
+// restore puts them back at the tail of their queues, in the order met.
+func (a *asideSet) restore(p *coldest) {
+	if a.first.e != nil {
+		p.push(p.queueOf(a.first.seg), a.first.e, a.first.seg)
+	}
+	for _, x := range a.more {
+		p.push(p.queueOf(x.seg), x.e, x.seg)
 	}
 }
 
