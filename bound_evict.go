@@ -191,8 +191,12 @@ func (c *Collection) evictSoonestKept(held *shard, id string, r *room) (ok bool,
 // adds its room to r and v to r.evicted, to be reported (reportEvicted)
 // once no lock is held. s.mu must be held for writing.
 func (c *Collection) evictLocked(s *shard, h uint64, v *entry, exp int64, r *room) error {
+	var recs []feedRec
+	if c.feed != nil && !s.hidden(v) {
+		recs = []feedRec{removalRec(OpEvicted, slot{e: v, exp: exp}, r.now)}
+	}
 	if c.d != nil {
-		lsn, err := c.d.log.appendDelete(v.key())
+		lsn, err := c.d.log.appendDelete(v.key(), recs)
 		if err != nil {
 			if c.lim.cold != nil {
 				c.lim.cold.add(v) // still stored: the policy must keep it
@@ -201,6 +205,8 @@ func (c *Collection) evictLocked(s *shard, h uint64, v *entry, exp int64, r *roo
 			return err
 		}
 		r.lsn = lsn
+	} else if recs != nil {
+		c.feed.record(recs)
 	}
 	// v's room stays counted as used, for the write alone to fill. It is
 	// counted in filing before v leaves the expiry index (where another

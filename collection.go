@@ -161,6 +161,12 @@ type Options struct {
 	// power loss. See SyncPolicy for what the others may lose. New ignores
 	// it.
 	Sync SyncPolicy
+
+	// ChangeFeed turns on the change feed (ReadFeed, WaitFeed, Feed) and
+	// says how much of it to keep. The zero value turns it off, and then
+	// writes pay nothing for it. A durable collection keeps the feed in its
+	// log and reads it back at Open (see docs/changefeed.md).
+	ChangeFeed ChangeFeedOptions
 }
 
 // numShards is how many independently locked parts the documents are split
@@ -272,6 +278,9 @@ type Collection struct {
 	// finish, in all shards.
 	purging atomic.Int32
 
+	// feed is the change feed (feed.go); nil without one.
+	feed *feed
+
 	// d is the durable mode's state; nil for a collection made by New.
 	d *durable
 
@@ -336,6 +345,9 @@ func newCollection(op string, opts Options) (*Collection, int32, error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	if err := checkChangeFeed(op, opts.ChangeFeed); err != nil {
+		return nil, 0, err
+	}
 	c := &Collection{
 		clock:    opts.Clock,
 		interval: opts.SweepInterval,
@@ -372,6 +384,12 @@ func newCollection(op string, opts Options) (*Collection, int32, error) {
 	// that they never wrap and a durable collection can resume after the
 	// largest one it finds.
 	c.resumeEtags(rand.Uint64() >> 2)
+	if fo := opts.ChangeFeed; fo.on() {
+		if fo.RetainBytes == 0 {
+			fo.RetainBytes = DefaultFeedRetainBytes
+		}
+		c.feed = newFeed(rand.Uint64(), fo.RetainBytes, int64(fo.RetainFor/time.Second), false)
+	}
 	c.lim.maxDocs.Store(int64(opts.MaxDocuments))
 	c.lim.maxBytes.Store(opts.MaxBytes)
 	c.lim.policy = opts.Eviction
@@ -455,6 +473,9 @@ func (c *Collection) Close() error {
 		<-c.stopped
 		if c.d != nil {
 			err = c.d.close()
+		}
+		if c.feed != nil {
+			c.feed.stop(ErrClosed) // wakes the readers waiting
 		}
 	})
 	return err

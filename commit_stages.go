@@ -94,17 +94,31 @@ func (c *Collection) unreserve(cm *commit) {
 // one group that a restart applies whole or not at all, and sets cm.seq.
 // Logged before it is applied: a commit the log refuses (a full disk, a
 // failed disk) changes nothing.
+//
+// The change feed hooks on here: its records of the commit go in at the
+// LSN the log gives it, or in memory at one the feed gives (feed_ring.go).
 func (c *Collection) log(cm *commit) error {
 	if c.d == nil {
+		if c.feed != nil {
+			c.logFeed(cm)
+		}
 		return nil
 	}
 	return c.logDurable(cm)
 }
 
 func (c *Collection) logDurable(cm *commit) error {
-	seq, err := c.d.log.appendCommit(cm.muts())
+	seq, err := c.d.log.appendCommit(cm)
 	cm.seq = seq // 0 for a commit of reads only, which logs nothing
 	return err
+}
+
+// logFeed gives cm, in a collection without a log, an LSN of the feed's
+// and the feed its records.
+func (c *Collection) logFeed(cm *commit) {
+	cm.seq = c.feed.begin()
+	c.feed.commitRecs(cm, cm.seq)
+	c.feed.end()
 }
 
 // apply files cm's changes in the table, the expiry index and the

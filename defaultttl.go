@@ -37,13 +37,25 @@ func (c *Collection) SetDefaultTTL(ttl *int32) error {
 	var lsn uint64
 	if old := c.def.Load(); def != old {
 		now := c.now()
+		var recs []feedRec
 		if c.d != nil {
-			if lsn, err = c.d.log.appendDefault(old, def, now); err != nil {
+			if c.feed != nil {
+				// The log takes the feed's records with its own, so
+				// they are found before anything changes.
+				recs = c.expiryRecsLocked(old, now)
+			}
+			if lsn, err = c.d.log.appendDefault(old, def, now, recs); err != nil {
 				c.unlockAll()
 				return err
 			}
 		}
 		purged = c.redefineLocked(old, def, now)
+		if c.d == nil && c.feed != nil {
+			for _, sl := range purged {
+				recs = append(recs, removalRec(OpDelete, sl, now))
+			}
+			c.feed.record(recs)
+		}
 	}
 	c.unlockAll()
 
@@ -134,4 +146,25 @@ func (c *Collection) recountFixedLocked() {
 	}
 	c.lim.fixedDocs.Store(docs)
 	c.lim.fixedBytes.Store(bytes)
+}
+
+// expiryRecsLocked returns the change feed's records of what a change of
+// the DefaultTTL from old at second now purges (redefineLocked): a delete,
+// marked an expiry, of each document expired under old and not hidden by
+// DeletePartition. Every shard's lock must be held.
+func (c *Collection) expiryRecsLocked(old int32, now int64) []feedRec {
+	var recs []feedRec
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.index.ascend(func(e *entry, exp int64) bool {
+			if old != c.def.Load() {
+				exp = e.expiry(old)
+			}
+			if isExpired(exp, now) && !s.hidden(e) {
+				recs = append(recs, removalRec(OpDelete, slot{e: e, exp: exp}, now))
+			}
+			return true
+		})
+	}
+	return recs
 }

@@ -99,6 +99,7 @@ type logWriter struct {
 	err       error  // the first I/O failure, latched; or errLogClosed
 	preamble  int64  // the size of a new log's preamble (its header and recLogInfo)
 	noSync    bool   // an fsync failed, or the log is closed: fsync no more
+	feed      *feed  // the change feed, fed and published under mu; nil without one
 }
 
 // newLogWriter returns a writer appending to f, file number num, of size
@@ -114,12 +115,13 @@ func newLogWriter(f vfs.File, num uint64, size int64, policy SyncPolicy, seq uin
 // in one group (a restart applies all of them or none) and returns the LSN
 // of the last once the group is written to the OS, or 0 if it logged none. On error nothing of the commit may
 // be applied.
-func (l *logWriter) appendCommit(muts []mutation) (uint64, error) {
+func (l *logWriter) appendCommit(cm *commit) (uint64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.err != nil {
 		return 0, l.err
 	}
+	muts := cm.muts()
 	n := uint32(0)
 	for i := range muts {
 		switch m := &muts[i]; m.kind {
@@ -135,37 +137,68 @@ func (l *logWriter) appendCommit(muts []mutation) (uint64, error) {
 	if n == 0 {
 		return 0, nil
 	}
+	if f := l.feed; f != nil {
+		f.mu.Lock()
+		f.commitRecs(cm, l.next+uint64(n))
+		f.mu.Unlock()
+	}
 	return l.flushLocked(n)
 }
 
+// The appends of one record below take the change feed's records of it,
+// recs (nil without a feed), for the feed to have at the record's LSN.
+
 // appendDelete logs the deletion of id (an eviction); see appendCommit.
-func (l *logWriter) appendDelete(id string) (uint64, error) { return logAppend(l, appendDelete, id) }
+func (l *logWriter) appendDelete(id string, recs []feedRec) (uint64, error) {
+	return logAppend(l, appendDelete, id, recs)
+}
 
 // appendExpire logs that a sweep removed the expired documents of removed;
 // see appendCommit.
-func (l *logWriter) appendExpire(removed []slot) (uint64, error) {
-	return logAppend(l, appendExpire, removed)
+func (l *logWriter) appendExpire(removed []slot, recs []feedRec) (uint64, error) {
+	return logAppend(l, appendExpire, removed, recs)
 }
 
 // appendPurge logs DeletePartition of the partition with encoding pk; see
 // appendCommit.
-func (l *logWriter) appendPurge(pk string) (uint64, error) { return logAppend(l, appendPurge, pk) }
+func (l *logWriter) appendPurge(pk string, recs []feedRec) (uint64, error) {
+	return logAppend(l, appendPurge, pk, recs)
+}
 
 // appendDefault logs a DefaultTTL change; see appendCommit.
-func (l *logWriter) appendDefault(old, def int32, at int64) (uint64, error) {
-	return logAppend(l, func(dst []byte, _ struct{}) []byte { return appendDefault(dst, old, def, at) }, struct{}{})
+func (l *logWriter) appendDefault(old, def int32, at int64, recs []feedRec) (uint64, error) {
+	return logAppend(l, func(dst []byte, _ struct{}) []byte { return appendDefault(dst, old, def, at) }, struct{}{}, recs)
 }
 
 // logAppend buffers the record enc makes of v and returns its LSN once it is
 // written to the OS (flushLocked), or the error latched before.
-func logAppend[T any](l *logWriter, enc func([]byte, T) []byte, v T) (uint64, error) {
+func logAppend[T any](l *logWriter, enc func([]byte, T) []byte, v T, recs []feedRec) (uint64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.err != nil {
 		return 0, l.err
 	}
 	l.buf = enc(l.buf, v)
+	if f := l.feed; f != nil && len(recs) > 0 {
+		f.mu.Lock()
+		f.pushAll(l.next+1, recs)
+		f.mu.Unlock()
+	}
 	return l.flushLocked(1)
+}
+
+// publishFeed makes visible to the feed's readers what the log now holds:
+// what it has written to the OS, or under SyncAlways what it has synced.
+// l.mu must be held.
+func (l *logWriter) publishFeed() {
+	if l.feed == nil {
+		return
+	}
+	if l.policy == SyncAlways {
+		l.feed.publish(l.synced)
+	} else {
+		l.feed.publish(l.written)
+	}
 }
 
 // flushLocked numbers the n records just buffered and waits until they are
@@ -201,6 +234,7 @@ func (l *logWriter) flushLocked(n uint32) (uint64, error) {
 			l.failLocked("write log", err)
 		} else {
 			l.written = last
+			l.publishFeed()
 		}
 		if cap(batch) <= 1<<20 { // keep a buffer, unless a huge document grew it
 			l.spare = batch[:0]
@@ -269,6 +303,7 @@ func (l *logWriter) syncLocked() {
 	} else {
 		l.synced = max(l.synced, target)
 		l.syncs++
+		l.publishFeed()
 	}
 	l.cond.Broadcast()
 }
@@ -277,6 +312,9 @@ func (l *logWriter) syncLocked() {
 func (l *logWriter) failLocked(op string, err error) {
 	if l.err == nil {
 		l.err = &ioError{op: op, err: err}
+		if l.feed != nil {
+			l.feed.stop(l.err) // what it has not published, it never will
+		}
 	}
 }
 
@@ -343,6 +381,7 @@ func (l *logWriter) rotate(nf vfs.File, num uint64) (uint64, error) {
 		}
 		l.synced = l.written
 		l.syncs++
+		l.publishFeed()
 	}
 	old := l.f
 	l.f, l.num, l.size = nf, num, l.preamble

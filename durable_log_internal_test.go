@@ -29,7 +29,7 @@ func newTestLog(t *testing.T, fsys *vfs.MemFS, policy SyncPolicy) *logWriter {
 }
 
 // putMutations returns mutations that store a small document under each id.
-func putMutations(t *testing.T, ids ...string) []mutation {
+func putMutations(t *testing.T, ids ...string) *commit {
 	t.Helper()
 	ms := make([]mutation, len(ids))
 	for i, id := range ids {
@@ -37,7 +37,7 @@ func putMutations(t *testing.T, ids ...string) []mutation {
 		require.NoError(t, err)
 		ms[i] = mutation{kind: put, id: id, e: e}
 	}
-	return ms
+	return &commit{many: ms}
 }
 
 // logGroup is one commit group as read back: its records' ids, and what
@@ -152,7 +152,7 @@ func TestLogWriterFullDisk(t *testing.T) {
 	require.NoError(t, err)
 	// Room for c's record whole, but not for the recCommit after it.
 	c := putMutations(t, "c")
-	fsys.SetCapacity(int64(len(mustRead(t, fsys, "1.log")) + len(appendPut(nil, c[0].e)) + 3))
+	fsys.SetCapacity(int64(len(mustRead(t, fsys, "1.log")) + len(appendPut(nil, c.many[0].e)) + 3))
 	_, err = l.appendCommit(c)
 	require.ErrorIs(t, err, ErrIO)
 	_, err2 := l.appendCommit(putMutations(t, "d"))

@@ -10,6 +10,19 @@ import (
 // these, with the operation, the document id and the offending value in its
 // message; match them with errors.Is.
 var (
+	// ErrNoChangeFeed is returned by ReadFeed, WaitFeed and Feed on a
+	// collection made without Options.ChangeFeed.
+	ErrNoChangeFeed = errors.New("the collection has no change feed")
+
+	// ErrInvalidToken is returned by a feed read whose token is malformed,
+	// is another collection's, or is from a read in another mode.
+	ErrInvalidToken = errors.New("invalid feed token")
+
+	// ErrTokenGone is returned by a feed read whose token is older than
+	// what the feed keeps (Options.ChangeFeed): changes after it were
+	// dropped. Cosmos DB answers the same case with 410 Gone.
+	ErrTokenGone = errors.New("feed token older than the feed's retention")
+
 	// ErrNotFound is returned when no live document has the id: it never
 	// existed, was deleted, or has expired (whether or not it was swept yet).
 	ErrNotFound = errors.New("not found")

@@ -1,5 +1,10 @@
 package ttlstore
 
+import (
+	"slices"
+	"strings"
+)
+
 // Deleting a partition (Azure Cosmos DB's "delete items by partition key"):
 // DeletePartition hides every document of the partition at once, in O(1)
 // under the partition's shard lock, and the sweeper removes them from
@@ -89,12 +94,18 @@ func (c *Collection) DeletePartition(pk PartitionKey) error {
 		return nil
 	}
 	var lsn uint64
+	var recs []feedRec
+	if c.feed != nil {
+		recs = c.partitionFeedRecs(s, set)
+	}
 	if c.d != nil {
 		var err error
-		if lsn, err = c.d.log.appendPurge(enc); err != nil {
+		if lsn, err = c.d.log.appendPurge(enc, recs); err != nil {
 			s.mu.Unlock()
 			return err
 		}
+	} else {
+		c.feed.record(recs) // (nil without a feed: a no-op)
 	}
 	delete(s.parts, enc)
 	s.addPurgeLocked(&purge{pk: enc, upTo: s.etag, left: set})
@@ -229,4 +240,22 @@ func (s *shard) withoutHidden(es []*entry) []*entry {
 	}
 	clear(es[len(out):])
 	return out
+}
+
+// partitionFeedRecs makes the change feed's records of DeletePartition of
+// the partition whose documents in s are set: a delete of each, marked an
+// expiry if it had expired, in key order. A delete of each rather than one
+// of the partition, so that a reader that mirrors the collection applies
+// them as any other deletes, and learns of the expiries among them. s.mu
+// must be held.
+func (c *Collection) partitionFeedRecs(s *shard, set partSet) []feedRec {
+	now, def := c.now(), c.def.Load()
+	recs := make([]feedRec, 0, len(set))
+	for e := range set {
+		if !s.hidden(e) {
+			recs = append(recs, removalRec(OpDelete, slot{e: e, exp: e.expiry(def)}, now))
+		}
+	}
+	slices.SortFunc(recs, func(a, b feedRec) int { return strings.Compare(a.old.key(), b.old.key()) })
+	return recs
 }

@@ -252,7 +252,7 @@ func (c *Collection) storeLoaded(id string, v any) (Document, error) {
 	// Create validates the entry's JSON again; it cannot fail on it.
 	src := &Document{e: e}
 	for {
-		d, err := c.Create(src)
+		d, err := c.write(opLoad, src, mustNotExist, "", false, nil)
 		if !errors.Is(err, ErrConflict) {
 			return d, c.loadError(id, err)
 		}

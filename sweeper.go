@@ -182,9 +182,26 @@ type sweepBuffers struct {
 	// record lsn is durable (SyncAlways).
 	held []slot
 	lsn  uint64
+	recs []feedRec // the batch's records for the change feed
 }
 
-func (b *sweepBuffers) clear() { clear(b.batch) }
+func (b *sweepBuffers) clear() {
+	clear(b.batch)
+	clear(b.recs)
+	b.recs = b.recs[:0]
+}
+
+// feedRecs makes the change feed's records of the batch: an expiry each,
+// but for what DeletePartition hid (whose delete the feed has). s.mu must
+// be held.
+func (b *sweepBuffers) feedRecs(s *shard, now int64) {
+	b.recs = b.recs[:0]
+	for _, sl := range b.batch {
+		if !s.hidden(sl.e) {
+			b.recs = append(b.recs, removalRec(OpDelete, sl, now))
+		}
+	}
+}
 
 // reportHeld waits for the records of the documents b holds to be durable,
 // and reports them. If the fsync fails they are reported all the same:
@@ -208,8 +225,11 @@ func (c *Collection) reportHeld(b *sweepBuffers) {
 func (c *Collection) sweepBatch(s *shard, now int64, b *sweepBuffers) (removed []slot, ok bool) {
 	s.mu.Lock()
 	b.batch = s.index.popExpired(now, c.batch, b.batch[:0])
+	if c.feed != nil {
+		b.feedRecs(s, now)
+	}
 	if c.d != nil && len(b.batch) > 0 {
-		lsn, err := c.d.log.appendExpire(b.batch)
+		lsn, err := c.d.log.appendExpire(b.batch, b.recs)
 		if err != nil {
 			for _, sl := range b.batch {
 				s.index.insert(sl.e, sl.exp)
@@ -219,6 +239,8 @@ func (c *Collection) sweepBatch(s *shard, now int64, b *sweepBuffers) (removed [
 			return nil, false
 		}
 		b.lsn = lsn
+	} else if c.feed != nil {
+		c.feed.record(b.recs)
 	}
 	// Hash the ids first, then delete: the loads of the entries are
 	// independent of each other here, so the processor overlaps their

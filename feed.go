@@ -1,0 +1,578 @@
+package ttlstore
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"iter"
+	"strconv"
+	"time"
+)
+
+// The change feed: every create, replace and delete of a collection, in
+// commit order, with the expiries marked, read in pages from a token (a
+// position) that a reader saves to resume. What it keeps is in
+// feed_ring.go; how a durable collection keeps it in its log, in
+// feed_durable.go.
+
+// ChangeFeedOptions turns on a collection's change feed (Options.ChangeFeed)
+// and says how much of it to keep. The zero value turns it off: the
+// collection then keeps nothing and its writes pay nothing for the feed.
+type ChangeFeedOptions struct {
+	// RetainBytes bounds the memory the feed keeps: the changes, and the
+	// versions of documents they hold (counted even while the collection
+	// still stores them). The oldest changes are dropped past it, and a
+	// token that named them gets ErrTokenGone. 0 means
+	// DefaultFeedRetainBytes when RetainFor is set, and no feed when it is
+	// not. The feed's memory is not counted in MaxBytes.
+	RetainBytes int64
+
+	// RetainFor drops changes older than this (by their commit time,
+	// whole seconds), whatever their size. 0 means no bound in time.
+	RetainFor time.Duration
+}
+
+// DefaultFeedRetainBytes is the feed's RetainBytes when only RetainFor is
+// set.
+const DefaultFeedRetainBytes = 64 << 20
+
+func (o ChangeFeedOptions) on() bool { return o.RetainBytes != 0 || o.RetainFor != 0 }
+
+// checkChangeFeed returns ErrInvalidOptions for a negative bound.
+func checkChangeFeed(op string, o ChangeFeedOptions) error {
+	switch {
+	case o.RetainBytes < 0:
+		return newErrorDetail(op, "", ErrInvalidOptions, "ChangeFeed.RetainBytes "+strconv.FormatInt(o.RetainBytes, 10)+" is negative")
+	case o.RetainFor < 0:
+		return newErrorDetail(op, "", ErrInvalidOptions, "ChangeFeed.RetainFor "+o.RetainFor.String()+" is negative")
+	}
+	return nil
+}
+
+// FeedMode is how a feed is read, as in Cosmos DB.
+type FeedMode uint8
+
+const (
+	// LatestVersion, the zero value, returns creates and replaces: within
+	// a page, the latest version of each document changed, at the place
+	// of that version; a document whose latest change in the page
+	// removed it (a delete, an expiry, an eviction) does not appear.
+	// Deletes and expiries do not appear.
+	LatestVersion FeedMode = iota
+
+	// AllVersionsAndDeletes returns every change in commit order: each
+	// create and replace (Upsert, Replace, Patch, Touch and a batch's
+	// writes), and each delete, with TimeToLiveExpired set when the
+	// document had expired (removed by the sweeper, by a DefaultTTL
+	// change, or by a write to its id after it expired).
+	AllVersionsAndDeletes
+)
+
+// String returns the mode's name.
+func (m FeedMode) String() string {
+	switch m {
+	case LatestVersion:
+		return "LatestVersion"
+	case AllVersionsAndDeletes:
+		return "AllVersionsAndDeletes"
+	}
+	return "FeedMode(" + strconv.Itoa(int(m)) + ")"
+}
+
+// ChangeOp is what a change did.
+type ChangeOp uint8
+
+const (
+	// OpCreate stored a document under an id that had no live document.
+	OpCreate ChangeOp = iota + 1
+	// OpReplace stored a new version of a live document.
+	OpReplace
+	// OpDelete removed a document: deleted (Delete, DeletePartition, a
+	// batch's delete), or expired (TimeToLiveExpired).
+	OpDelete
+	// OpEvicted removed a live document to keep the collection within
+	// its bound. Not a Cosmos DB operation: returned only when the
+	// request asks for evictions.
+	OpEvicted
+	// OpLoaded stored a document that ReadOrLoad's load function
+	// returned. Not a Cosmos DB operation: returned only when the request
+	// asks for loads.
+	OpLoaded
+)
+
+// String returns the operation's name: "create", "replace", "delete",
+// "evicted" or "loaded".
+func (o ChangeOp) String() string {
+	switch o {
+	case OpCreate:
+		return "create"
+	case OpReplace:
+		return "replace"
+	case OpDelete:
+		return "delete"
+	case OpEvicted:
+		return "evicted"
+	case OpLoaded:
+		return "loaded"
+	}
+	return "ChangeOp(" + strconv.Itoa(int(o)) + ")"
+}
+
+// Change is one change of a collection, as its feed returns it.
+type Change struct {
+	Op ChangeOp
+	// LSN is the change's sequence number: the changes of one commit (a
+	// transactional batch, a sweep's batch, a DeletePartition) share one,
+	// and a later commit has a larger one. Unlike Cosmos DB's, the order
+	// is total, across partition keys.
+	LSN uint64
+	// Time is the commit's time, whole seconds, UTC (Cosmos DB's crts).
+	Time time.Time
+	// ID and PartitionKey name the document, for every operation.
+	ID           string
+	PartitionKey PartitionKey
+	// TimeToLiveExpired is set on a delete that removed an expired
+	// document.
+	TimeToLiveExpired bool
+	// Document is the version stored, for OpCreate, OpReplace and
+	// OpLoaded; the zero Document otherwise.
+	Document Document
+	// PreviousETag is the _etag of the version the change replaced or
+	// removed; "" for OpCreate and OpLoaded. A reader that kept each
+	// document's last _etag can check from it that it missed no version.
+	PreviousETag string
+	// Previous is that version itself, when the request asks for it
+	// (FeedRequest.Previous) and the feed still holds it; the zero
+	// Document otherwise. (Cosmos DB does not return it.)
+	Previous Document
+
+	pos   feedPos // the position after this change
+	feed  uint64
+	mode  FeedMode
+	valid bool
+}
+
+// Token returns the position just after ch, from which a later read
+// resumes (FeedRequest.Token); "" for a Change the feed did not return.
+func (ch Change) Token() string {
+	if !ch.valid {
+		return ""
+	}
+	return encodeToken(ch.feed, ch.mode, ch.pos)
+}
+
+// FeedStart is where a read without a token starts.
+type FeedStart uint8
+
+const (
+	// FeedFromBeginning, the zero value, starts at the oldest change the
+	// feed keeps. (Cosmos DB's all-versions mode cannot start there.)
+	FeedFromBeginning FeedStart = iota
+	// FeedFromNow starts after the last change committed: the first read
+	// returns nothing but a token.
+	FeedFromNow
+	// FeedFromTime starts at the first change kept whose commit time is
+	// FeedRequest.StartTime or later.
+	FeedFromTime
+)
+
+// FeedRequest says what to read from a collection's feed.
+type FeedRequest struct {
+	// Mode is how to read (LatestVersion, the zero value, or
+	// AllVersionsAndDeletes). A token remembers it: a token from a read
+	// in another mode is refused.
+	Mode FeedMode
+	// Token resumes after the position a page or a Change returned. ""
+	// starts at Start.
+	Token string
+	// Start, with StartTime for FeedFromTime, is where a read without a
+	// token starts.
+	Start     FeedStart
+	StartTime time.Time
+	// MaxChanges is the most changes a page holds; 0 means 1000.
+	MaxChanges int
+	// Evictions asks AllVersionsAndDeletes for OpEvicted changes, Loads
+	// for OpLoaded ones (both modes); without them the feed skips those
+	// changes, as Cosmos DB has no such operations.
+	Evictions, Loads bool
+	// Previous asks for Change.Previous.
+	Previous bool
+}
+
+// FeedPage is a page of changes and the token to read the next page from.
+type FeedPage struct {
+	Changes []Change
+	// Token is the position after the last change the read looked at
+	// (which may be after the last one returned: a page skips the changes
+	// its request does not ask for). Pass it as FeedRequest.Token.
+	Token string
+}
+
+// defaultMaxChanges is a page's size when the request does not say.
+const defaultMaxChanges = 1000
+
+// ReadFeed returns the next page of the collection's change feed after
+// req.Token (or from req.Start): at most req.MaxChanges changes, in commit
+// order, and the token to resume from. It returns an empty page, with the
+// same position, when there is nothing new; it never waits (see WaitFeed).
+//
+// Errors: ErrNoChangeFeed when the collection was made without
+// Options.ChangeFeed; ErrInvalidToken for a token that is malformed, is
+// from another collection, or from a read in another mode; ErrTokenGone
+// for a token older than what the feed keeps (changes after it were
+// dropped: read again from the beginning, or rebuild); ErrClosed after
+// Close; and, in a durable collection whose log failed, the log's ErrIO
+// once every change before the failure is read.
+//
+// ReadFeed may be called from any number of goroutines; each reader keeps
+// its own token.
+func (c *Collection) ReadFeed(req FeedRequest) (FeedPage, error) {
+	f, pos, err := c.feedStart(req)
+	if err != nil {
+		return FeedPage{}, err
+	}
+	return f.read(req, pos, c)
+}
+
+// WaitFeed is ReadFeed, except that it waits, when there is nothing new,
+// until a change the request asks for is committed or ctx ends (returning
+// ctx's error). A waiting reader costs nothing: no timer, no polling.
+// Close ends the wait with ErrClosed.
+func (c *Collection) WaitFeed(ctx context.Context, req FeedRequest) (FeedPage, error) {
+	f, pos, err := c.feedStart(req)
+	if err != nil {
+		return FeedPage{}, err
+	}
+	for {
+		f.waiting.Add(1)
+		f.mu.Lock()
+		ch, seen := f.changed, f.visible
+		f.mu.Unlock()
+		page, err := f.read(req, pos, c)
+		if err != nil || len(page.Changes) > 0 {
+			f.waiting.Add(-1)
+			return page, err
+		}
+		pos, _ = decodePos(page.Token)
+		req.Token = page.Token
+		f.mu.Lock()
+		moved := f.visible != seen || f.err != nil
+		f.mu.Unlock()
+		if !moved {
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				f.waiting.Add(-1)
+				return FeedPage{Token: page.Token}, ctx.Err()
+			}
+		}
+		f.waiting.Add(-1)
+	}
+}
+
+// Feed returns the collection's changes from req, one at a time, waiting
+// for new ones (WaitFeed) until ctx ends or the loop stops. The iteration
+// ends after yielding an error: ctx's, or one ReadFeed would return. Each
+// Change's Token resumes after it.
+func (c *Collection) Feed(ctx context.Context, req FeedRequest) iter.Seq2[Change, error] {
+	return func(yield func(Change, error) bool) {
+		for {
+			page, err := c.WaitFeed(ctx, req)
+			for _, ch := range page.Changes {
+				if !yield(ch, nil) {
+					return
+				}
+			}
+			if err != nil {
+				yield(Change{}, err)
+				return
+			}
+			req.Token = page.Token
+		}
+	}
+}
+
+// feedStart checks req and returns the feed and the position to read from.
+func (c *Collection) feedStart(req FeedRequest) (*feed, feedPos, error) {
+	const op = "read feed"
+	f := c.feed
+	if f == nil {
+		return nil, feedPos{}, newError(op, "", ErrNoChangeFeed)
+	}
+	if c.closed.Load() {
+		return nil, feedPos{}, newError(op, "", ErrClosed)
+	}
+	if req.Mode > AllVersionsAndDeletes {
+		return nil, feedPos{}, newErrorDetail(op, "", ErrInvalidOptions, "Mode "+req.Mode.String()+" is not a FeedMode")
+	}
+	if req.MaxChanges < 0 {
+		return nil, feedPos{}, newErrorDetail(op, "", ErrInvalidOptions, "MaxChanges "+strconv.Itoa(req.MaxChanges)+" is negative")
+	}
+	if req.Token != "" {
+		id, mode, pos, ok := decodeToken(req.Token)
+		switch {
+		case !ok:
+			return nil, feedPos{}, newErrorDetail(op, "", ErrInvalidToken, "malformed: "+strconv.Quote(req.Token))
+		case id != f.id:
+			return nil, feedPos{}, newErrorDetail(op, "", ErrInvalidToken, "the token is another collection's")
+		case mode != req.Mode:
+			return nil, feedPos{}, newErrorDetail(op, "", ErrInvalidToken, "the token is from a read in "+mode.String()+", not "+req.Mode.String())
+		}
+		return f, pos, nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch req.Start {
+	case FeedFromBeginning:
+		return f, feedPos{lsn: f.gone, n: f.goneN}, nil
+	case FeedFromNow:
+		return f, f.endLocked(), nil
+	case FeedFromTime:
+		t := req.StartTime.Unix()
+		if req.StartTime.Nanosecond() != 0 {
+			t++ // the changes of whole seconds from then on
+		}
+		pos := feedPos{lsn: f.gone, n: f.goneN}
+		for p := f.first; p < f.next; p++ {
+			r := f.at(p)
+			if r.lsn > f.visible || r.at >= t {
+				break
+			}
+			pos = f.posAfterLocked(p)
+		}
+		return f, pos, nil
+	}
+	return nil, feedPos{}, newErrorDetail(op, "", ErrInvalidOptions, "Start "+strconv.Itoa(int(req.Start))+" is not a FeedStart")
+}
+
+// feedPos is a position in the feed: after the first n changes of LSN lsn
+// (and every change of a smaller LSN).
+type feedPos struct {
+	lsn uint64
+	n   uint32
+}
+
+// endLocked is the position after the last visible change.
+func (f *feed) endLocked() feedPos {
+	pos := feedPos{lsn: f.visible}
+	if f.visible == f.gone {
+		pos.n = f.goneN
+	}
+	for p := f.next; p > f.first; p-- {
+		if f.at(p-1).lsn <= f.visible {
+			return f.posAfterLocked(p - 1)
+		}
+	}
+	return pos
+}
+
+// posAfterLocked is the position after the record at p.
+func (f *feed) posAfterLocked(p uint64) feedPos {
+	lsn := f.at(p).lsn
+	n := uint32(1)
+	for q := p; q > f.first && f.at(q-1).lsn == lsn; q-- {
+		n++
+	}
+	if q := p + 1 - uint64(n); q == f.first && lsn == f.gone {
+		n += f.goneN
+	}
+	return feedPos{lsn: lsn, n: n}
+}
+
+// read returns the page of req from pos.
+func (f *feed) read(req FeedRequest, pos feedPos, c *Collection) (FeedPage, error) {
+	const op = "read feed"
+	max := req.MaxChanges
+	if max == 0 {
+		max = defaultMaxChanges
+	}
+	f.mu.Lock()
+	if pos.lsn < f.gone || (pos.lsn == f.gone && pos.n < f.goneN) {
+		f.mu.Unlock()
+		return FeedPage{}, newErrorDetail(op, "", ErrTokenGone, "changes after LSN "+strconv.FormatUint(pos.lsn, 10)+" were dropped: the feed keeps those after LSN "+strconv.FormatUint(f.gone, 10))
+	}
+	if pos.lsn > f.lastLSNLocked() {
+		f.mu.Unlock()
+		return FeedPage{}, newErrorDetail(op, "", ErrInvalidToken, "LSN "+strconv.FormatUint(pos.lsn, 10)+" is ahead of the feed's last, "+strconv.FormatUint(f.lastLSNLocked(), 10)+": the token is from changes a crash lost")
+	}
+	// The first record after pos: the records are in LSN order.
+	lo, hi := f.first, f.next
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if f.at(mid).lsn <= pos.lsn {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	// Back to the first record of pos.lsn, then past the n before pos.
+	start := lo
+	for start > f.first && f.at(start-1).lsn == pos.lsn {
+		start--
+	}
+	skip := uint64(pos.n)
+	if start == f.first && pos.lsn == f.gone {
+		skip -= min(skip, uint64(f.goneN)) // those dropped
+	}
+	p := min(start+skip, lo)
+	// Copy what the page looks at, to convert without the lock: the
+	// records asked for up to max, and those skipped, up to a bound.
+	var recs []feedRec
+	var after []feedPos
+	cur := pos
+	scanned := 0
+	for ; p < f.next && len(recs) < max && scanned < 64*max; p++ {
+		r := f.at(p)
+		if r.lsn > f.visible {
+			break
+		}
+		scanned++
+		if r.lsn == cur.lsn {
+			cur.n++
+		} else {
+			cur = feedPos{lsn: r.lsn, n: 1}
+		}
+		if wanted(req, r) {
+			recs = append(recs, *r)
+			after = append(after, cur)
+		}
+	}
+	err := f.err
+	if p < f.next && f.at(p).lsn <= f.visible {
+		err = nil // more to read before the failure
+	}
+	f.mu.Unlock()
+
+	page := FeedPage{Token: encodeToken(f.id, req.Mode, cur)}
+	if req.Mode == LatestVersion {
+		recs, after = latest(recs, after)
+	}
+	page.Changes = make([]Change, 0, len(recs))
+	for i := range recs {
+		page.Changes = append(page.Changes, recs[i].change(req, after[i], f.id, c))
+	}
+	if len(page.Changes) == 0 && err != nil {
+		if errors.Is(err, ErrClosed) {
+			err = newError(op, "", ErrClosed)
+		}
+		return page, err
+	}
+	return page, nil
+}
+
+// splitKey returns the id and the partition key encoding of a document's
+// key.
+func (c *Collection) splitKey(key string) (id, pk string) {
+	if c.pk == nil {
+		return key, ""
+	}
+	n := pkEncLen(key)
+	return key[n:], key[:n]
+}
+
+// lastLSNLocked is the largest LSN a valid token can name.
+func (f *feed) lastLSNLocked() uint64 { return max(f.visible, f.gone, f.seq) }
+
+// wanted reports whether a read of req returns r (before LatestVersion
+// keeps the latest of each document).
+func wanted(req FeedRequest, r *feedRec) bool {
+	switch r.op {
+	case OpEvicted:
+		// LatestVersion looks at evictions, as at deletes, only to
+		// drop what they removed.
+		return req.Evictions || req.Mode == LatestVersion
+	case OpLoaded:
+		return req.Loads
+	case OpDelete:
+		// LatestVersion looks at deletes only to drop what they removed.
+		return true
+	}
+	return true
+}
+
+// latest keeps, of recs, the last record of each document, and of those
+// the ones that store a version; after follows.
+func latest(recs []feedRec, after []feedPos) ([]feedRec, []feedPos) {
+	if len(recs) == 0 {
+		return recs, after
+	}
+	last := make(map[string]int, len(recs))
+	for i := range recs {
+		last[recs[i].key] = i
+	}
+	out, outAfter := recs[:0], after[:0]
+	for i := range recs {
+		r := recs[i]
+		if last[r.key] != i || r.e == nil {
+			continue
+		}
+		out = append(out, r)
+		outAfter = append(outAfter, after[i])
+	}
+	return out, outAfter
+}
+
+// change makes the Change of r for req, after which the feed is at pos.
+func (r *feedRec) change(req FeedRequest, pos feedPos, id uint64, c *Collection) Change {
+	ch := Change{Op: r.op, LSN: r.lsn, Time: time.Unix(r.at, 0).UTC(), TimeToLiveExpired: r.ttl,
+		pos: pos, feed: id, mode: req.Mode, valid: true}
+	var pk string
+	ch.ID, pk = c.splitKey(r.key)
+	if pk != "" && pk != "/u" {
+		ch.PartitionKey = PartitionKey{enc: pk}
+	}
+	if r.e != nil {
+		ch.Document = Document{e: r.e, exp: r.exp}
+	}
+	if r.op != OpCreate && r.op != OpLoaded {
+		t := etagDigits(r.prevEtag)
+		ch.PreviousETag = string(t[:])
+		if req.Previous && r.old != nil {
+			ch.Previous = Document{e: r.old, exp: r.oldExp}
+		}
+	}
+	return ch
+}
+
+// Tokens: "f" and the URL-safe base64 (no padding) of a version byte (1),
+// the feed's id (8 bytes, little-endian), the mode, and the position's LSN
+// and n as uvarints.
+const tokenVersion = 1
+
+func encodeToken(id uint64, mode FeedMode, pos feedPos) string {
+	var b [1 + 8 + 1 + 2*binary.MaxVarintLen64]byte
+	raw := append(b[:0], tokenVersion)
+	raw = le.AppendUint64(raw, id)
+	raw = append(raw, byte(mode))
+	raw = binary.AppendUvarint(raw, pos.lsn)
+	raw = binary.AppendUvarint(raw, uint64(pos.n))
+	return "f" + base64.RawURLEncoding.EncodeToString(raw)
+}
+
+func decodeToken(s string) (id uint64, mode FeedMode, pos feedPos, ok bool) {
+	if len(s) < 2 || len(s) > 64 || s[0] != 'f' {
+		return 0, 0, feedPos{}, false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(s[1:])
+	if err != nil || len(raw) < 1+8+1+2 || raw[0] != tokenVersion || raw[9] > byte(AllVersionsAndDeletes) {
+		return 0, 0, feedPos{}, false
+	}
+	id, mode = le.Uint64(raw[1:]), FeedMode(raw[9])
+	rest := raw[10:]
+	lsn, k := binary.Uvarint(rest)
+	if k <= 0 {
+		return 0, 0, feedPos{}, false
+	}
+	n, k2 := binary.Uvarint(rest[k:])
+	if k2 <= 0 || k+k2 != len(rest) || n > 1<<31 {
+		return 0, 0, feedPos{}, false
+	}
+	return id, mode, feedPos{lsn: lsn, n: uint32(n)}, true
+}
+
+// decodePos returns the position of a token this package made.
+func decodePos(s string) (feedPos, bool) {
+	_, _, pos, ok := decodeToken(s)
+	return pos, ok
+}
