@@ -49,6 +49,7 @@ type durable struct {
 	minCompact int64  // compactMinBytes, or less in tests
 	pkPath     string // Options.PartitionKeyPath, which the files record
 	preamble   []byte // what a new log starts with (logPreambleFor)
+	feedKeep   int64  // the bytes of old logs kept for the change feed; 0 without one
 
 	compactMu sync.Mutex     // one compaction at a time
 	wg        sync.WaitGroup // the syncer and the compactor
@@ -131,6 +132,13 @@ func open(fsys vfs.FS, dir string, opts Options, minCompact int64, keepDefault b
 		return nil, err
 	}
 	c.d = d
+	if c.feed != nil {
+		if err := d.openFeed(c); err != nil {
+			d.log.close()
+			lock.Close()
+			return nil, err
+		}
+	}
 	if def != c.def.Load() && !(keepDefault && d.stored) {
 		if err := c.SetDefaultTTL(ttlPointer(def)); err != nil {
 			d.log.close()

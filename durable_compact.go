@@ -2,6 +2,7 @@ package ttlstore
 
 import (
 	"io"
+	"math"
 
 	"github.com/ttlstore/ttlstore/internal/wal"
 )
@@ -26,13 +27,20 @@ func (d *durable) cleanUp() {
 	// is still needed (a compaction may have started a log and failed
 	// before its snapshot was published).
 	base := uint64(0)
-	if snaps, _ := parseFiles(names); len(snaps) > 0 {
+	snaps, logs := parseFiles(names)
+	if len(snaps) > 0 {
 		base = snaps[len(snaps)-1]
+	}
+	// The change feed keeps the newest logs before the snapshot that fit
+	// in its RetainBytes (feed_durable.go).
+	var keep map[uint64]bool
+	if d.feedKeep > 0 {
+		keep = d.feedKept(logs, base, d.feedKeep)
 	}
 	removed := false
 	for _, name := range names {
 		n, ext, ok := fileNumber(name)
-		stale := ext == "snap.tmp" || (n < base && (ext == "log" || ext == "snap"))
+		stale := ext == "snap.tmp" || (n < base && (ext == "log" && !keep[n] || ext == "snap"))
 		if ok && stale {
 			removed = d.fs.Remove(d.path(name)) == nil || removed
 		}
@@ -127,7 +135,8 @@ func (d *durable) compact(c *Collection) error {
 }
 
 // capture returns the live documents (immutable entries: the references
-// are enough), the DefaultTTL they are under, and the last _etag issued.
+// are enough), and with a change feed the expired ones not yet swept too,
+// the DefaultTTL they are under, and the last _etag issued.
 // It holds one shard's read lock at a time.
 //
 // It takes every shard's lock, even of a shard that looks empty: a write
@@ -138,6 +147,12 @@ func (c *Collection) capture() (live []*entry, def int32, etag uint64) {
 	c.policyMu.RLock()
 	defer c.policyMu.RUnlock()
 	now := c.now()
+	if c.feed != nil {
+		// The expired documents too: their expiry is the feed's to
+		// record, once, when a sweep removes them; dropped here, a
+		// restart would lose it.
+		now = math.MinInt64
+	}
 	n := 0
 	for i := range c.shards {
 		n += int(c.shards[i].size.Load())

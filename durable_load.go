@@ -336,6 +336,8 @@ func decodeOp(typ byte, p []byte) (logOp, error) {
 		op.ids, err = decodeExpire(p)
 	case recDefault:
 		op.old, op.def, op.at, err = decodeDefault(p)
+	case recFeed:
+		// The change feed's (feed_durable.go): nothing to apply.
 	default:
 		err = errors.New("unknown record type " + strconv.Itoa(int(typ)))
 	}

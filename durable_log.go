@@ -139,7 +139,10 @@ func (l *logWriter) appendCommit(cm *commit) (uint64, error) {
 	}
 	if f := l.feed; f != nil {
 		f.mu.Lock()
+		from := f.next
+		n++ // the recFeed
 		f.commitRecs(cm, l.next+uint64(n))
+		l.buf = appendFeedRecord(l.buf, f, from)
 		f.mu.Unlock()
 	}
 	return l.flushLocked(n)
@@ -179,10 +182,15 @@ func logAppend[T any](l *logWriter, enc func([]byte, T) []byte, v T, recs []feed
 		return 0, l.err
 	}
 	l.buf = enc(l.buf, v)
-	if f := l.feed; f != nil && len(recs) > 0 {
+	if f := l.feed; f != nil {
+		// Even with no records: a group without recFeed is one
+		// written without a feed, a gap (feed_durable.go).
 		f.mu.Lock()
-		f.pushAll(l.next+1, recs)
+		from := f.next
+		f.pushAll(l.next+2, recs)
+		l.buf = appendFeedRecord(l.buf, f, from)
 		f.mu.Unlock()
+		return l.flushLocked(2)
 	}
 	return l.flushLocked(1)
 }

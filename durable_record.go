@@ -66,6 +66,16 @@ import (
 //	                SetDefaultTTL from old to new (0 for off) at second at:
 //	                replay removes what had expired at `at` under old (R13),
 //	                then applies new.
+//	recFeed (13)    at int64 | (op uint8 | flags uint8 | prevEtag uint64
+//	                [| keyLen uvarint | key])*
+//	                The change feed's view of its group, the last record
+//	                before the recCommit of every group a collection with
+//	                a change feed writes (feed_durable.go): the group's
+//	                second, then a change each, in order: its ChangeOp,
+//	                flags (1: an expiry; 2: it stores the group's next
+//	                recPut, in order), the _etag of the version it
+//	                replaced or removed (0 for none), and, when it stores
+//	                no document, the document's key. Replay skips it.
 //
 // Snapshot files (NNNNNNNNNNNNNNNN.snap, wal.KindSnapshot) hold the live
 // documents when log NNNNNNNNNNNNNNNN began, give or take the writes that
@@ -96,6 +106,7 @@ const (
 	recSnapInfo byte = 10
 	recSnapEnd  byte = 11
 	recLogInfo  byte = 12
+	recFeed     byte = 13
 )
 
 // recLogInfo's formats.

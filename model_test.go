@@ -144,6 +144,11 @@ type machine struct {
 	// bound is what the machine knows of the bound and the weights
 	// (model_bound_test.go).
 	bound machineBound
+
+	// The change feed as read so far (model_feed_test.go): the token to
+	// go on from, and each id's _etag by the feed.
+	feedToken string
+	feedState map[string]string
 }
 
 func newMachine(rt *rapid.T, ops *int) *machine {
@@ -158,6 +163,7 @@ func newMachine(rt *rapid.T, ops *int) *machine {
 		json:      make(map[string]string),
 		history:   make(map[string][]string),
 		last:      make(map[string]ttlstore.Document),
+		feedState: make(map[string]string),
 	}
 	mc.opts = ttlstore.Options{
 		DefaultTTL:      def,
@@ -167,6 +173,9 @@ func newMachine(rt *rapid.T, ops *int) *machine {
 		MaxDocumentSize: machineMaxSize,
 		// With ManualSweep, removals happen on the test's goroutine.
 		OnExpire: func(d ttlstore.Document) { mc.reported = append(mc.reported, d) },
+		// Every machine reads its change feed after every operation
+		// (model_feed_test.go).
+		ChangeFeed: ttlstore.ChangeFeedOptions{RetainBytes: 64 << 20},
 	}
 	mc.drawBound(rt)
 	var c *ttlstore.Collection
@@ -611,6 +620,7 @@ func (mc *machine) check(rt *rapid.T) {
 	if !slices.Equal(wantGone, gotGone) {
 		require.Equal(rt, wantGone, gotGone, "documents reported to OnExpire (model etag, id)")
 	}
+	mc.checkFeed(rt, st)
 	mc.reported = nil
 
 	if err := mc.c.CheckInvariants(); err != nil {
