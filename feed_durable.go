@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"strconv"
+	"unsafe"
 
 	"github.com/ttlstore/ttlstore/internal/wal"
 )
@@ -96,7 +97,7 @@ func decodeFeedRecord(p []byte) (at int64, items []feedItem, err error) {
 // loadFeed reads the feed back from the directory's logs into f, which is
 // empty, for a collection whose DefaultTTL is def and whose log's last
 // sequence number is seq. It runs after load, which cut any torn tail.
-func (d *durable) loadFeed(f *feed, def int32, seq uint64) error {
+func (d *durable) loadFeed(c *Collection, f *feed, def int32, seq uint64) error {
 	_, logs, err := d.files()
 	if err != nil {
 		return err
@@ -111,7 +112,7 @@ func (d *durable) loadFeed(f *feed, def int32, seq uint64) error {
 		if i > 0 && n != logs[i-1]+1 {
 			f.dropAllLocked() // a log missing: the feed starts after it
 		}
-		if err := d.feedLog(f, n, def, last, &started); err != nil {
+		if err := d.feedLog(c, f, n, def, last, &started); err != nil {
 			return err
 		}
 	}
@@ -135,7 +136,7 @@ func (f *feed) dropAllLocked() {
 
 // feedLog pushes to f the changes of log num's commit groups. started is
 // whether an earlier log had groups.
-func (d *durable) feedLog(f *feed, num uint64, def int32, last map[string]*entry, started *bool) error {
+func (d *durable) feedLog(c *Collection, f *feed, num uint64, def int32, last map[string]*entry, started *bool) error {
 	name := fileName(num, wal.KindLog)
 	file, r, err := d.openReader(name, wal.KindLog)
 	if err != nil {
@@ -158,6 +159,10 @@ func (d *durable) feedLog(f *feed, num uint64, def int32, last map[string]*entry
 		case recLogInfo:
 			continue
 		case recPut, recPutPK:
+			if e := c.storedVersion(p, typ == recPutPK); e != nil {
+				puts = append(puts, e) // shared with the table, not decoded again
+				continue
+			}
 			e, err := decodePut(p, typ == recPutPK)
 			if err != nil {
 				return d.corrupt(name, off, err.Error())
@@ -312,10 +317,37 @@ func (d *durable) openFeed(c *Collection) error {
 		return err
 	}
 	f.id, f.durable = id, true
-	if err := d.loadFeed(f, c.def.Load(), d.log.written); err != nil {
+	if err := d.loadFeed(c, f, c.def.Load(), d.log.written); err != nil {
 		return err
 	}
 	d.feedKeep = f.retainBytes
 	d.log.feed = f
+	return nil
+}
+
+// storedVersion returns the entry c stores that the recPut (or recPutPK)
+// payload p is the record of, if c stores that version still: the feed
+// then shares it rather than decode a copy. It returns nil for anything
+// else, a malformed p included (decodePut says what is wrong). For Open,
+// before c is shared: it takes no lock.
+func (c *Collection) storedVersion(p []byte, pk bool) *entry {
+	hs := putHeaderSize
+	if pk {
+		hs += 2
+	}
+	if len(p) < hs+2 {
+		return nil
+	}
+	etag := le.Uint64(p[8:])
+	idOff, idLen := uint64(le.Uint32(p[20:])), uint64(le.Uint32(p[24:]))
+	data := p[hs:]
+	if idLen == 0 || idOff+idLen > uint64(len(data)) {
+		return nil
+	}
+	key := unsafe.String(&data[idOff], int(idLen)) // only looked up
+	s, h := c.shardFor(key)
+	if e := s.docs.get(h, key); e != nil && e.etag == etag {
+		return e
+	}
 	return nil
 }
