@@ -104,6 +104,17 @@
 // one shard. See docs/partitions.md for the decisions (numbers by value,
 // -0 is 0, null is not none) and the costs.
 //
+// # The change feed
+//
+// With Options.ChangeFeed, a collection keeps a feed of its changes, as an
+// Azure Cosmos DB container: ReadFeed returns a page of them after a token,
+// WaitFeed and Feed wait for new ones without polling. In
+// AllVersionsAndDeletes mode every create, replace and delete appears in
+// commit order, expiries marked (Change.TimeToLiveExpired) exactly once per
+// expired version, across restarts of a durable collection too, whose log
+// keeps the feed. Evictions and read-through loads are kinds of their own,
+// returned only when asked for. See docs/changefeed.md.
+//
 // # Time and the sweeper
 //
 // All time comes from Options.Clock, so a test can
