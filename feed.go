@@ -232,7 +232,7 @@ func (c *Collection) ReadFeed(req FeedRequest) (FeedPage, error) {
 	if err != nil {
 		return FeedPage{}, err
 	}
-	return f.read(req, pos, c)
+	return f.read(req, pos, c, nil)
 }
 
 // WaitFeed is ReadFeed, except that it waits, when there is nothing new,
@@ -240,6 +240,11 @@ func (c *Collection) ReadFeed(req FeedRequest) (FeedPage, error) {
 // ctx's error). A waiting reader costs nothing: no timer, no polling.
 // Close ends the wait with ErrClosed.
 func (c *Collection) WaitFeed(ctx context.Context, req FeedRequest) (FeedPage, error) {
+	return c.waitFeed(ctx, req, nil)
+}
+
+// waitFeed is WaitFeed, reusing sc's buffers when sc is not nil.
+func (c *Collection) waitFeed(ctx context.Context, req FeedRequest, sc *feedScratch) (FeedPage, error) {
 	f, pos, err := c.feedStart(req)
 	if err != nil {
 		return FeedPage{}, err
@@ -249,7 +254,7 @@ func (c *Collection) WaitFeed(ctx context.Context, req FeedRequest) (FeedPage, e
 		f.mu.Lock()
 		ch, seen := f.changed, f.visible
 		f.mu.Unlock()
-		page, err := f.read(req, pos, c)
+		page, err := f.read(req, pos, c, sc)
 		if err != nil || len(page.Changes) > 0 {
 			f.waiting.Add(-1)
 			return page, err
@@ -277,8 +282,9 @@ func (c *Collection) WaitFeed(ctx context.Context, req FeedRequest) (FeedPage, e
 // Change's Token resumes after it.
 func (c *Collection) Feed(ctx context.Context, req FeedRequest) iter.Seq2[Change, error] {
 	return func(yield func(Change, error) bool) {
+		var sc feedScratch // the pages are this loop's own: reused
 		for {
-			page, err := c.WaitFeed(ctx, req)
+			page, err := c.waitFeed(ctx, req, &sc)
 			for _, ch := range page.Changes {
 				if !yield(ch, nil) {
 					return
@@ -380,8 +386,16 @@ func (f *feed) posAfterLocked(p uint64) feedPos {
 	return feedPos{lsn: lsn, n: n}
 }
 
-// read returns the page of req from pos.
-func (f *feed) read(req FeedRequest, pos feedPos, c *Collection) (FeedPage, error) {
+// feedScratch holds a reader's buffers, for a loop that reads page after
+// page and keeps none.
+type feedScratch struct {
+	recs    []feedRec
+	after   []feedPos
+	changes []Change
+}
+
+// read returns the page of req from pos; with sc, in sc's buffers.
+func (f *feed) read(req FeedRequest, pos feedPos, c *Collection, sc *feedScratch) (FeedPage, error) {
 	const op = "read feed"
 	max := req.MaxChanges
 	if max == 0 {
@@ -420,6 +434,10 @@ func (f *feed) read(req FeedRequest, pos feedPos, c *Collection) (FeedPage, erro
 	// records asked for up to max, and those skipped, up to a bound.
 	var recs []feedRec
 	var after []feedPos
+	if sc != nil {
+		clear(sc.recs) // what they point to may go
+		recs, after = sc.recs[:0], sc.after[:0]
+	}
 	cur := pos
 	scanned := 0
 	for ; p < f.next && len(recs) < max && scanned < 64*max; p++ {
@@ -448,9 +466,17 @@ func (f *feed) read(req FeedRequest, pos feedPos, c *Collection) (FeedPage, erro
 	if req.Mode == LatestVersion {
 		recs, after = latest(recs, after)
 	}
-	page.Changes = make([]Change, 0, len(recs))
+	if sc != nil {
+		clear(sc.changes)
+		page.Changes = sc.changes[:0]
+	} else {
+		page.Changes = make([]Change, 0, len(recs))
+	}
 	for i := range recs {
 		page.Changes = append(page.Changes, recs[i].change(req, after[i], f.id, c))
+	}
+	if sc != nil {
+		sc.recs, sc.after, sc.changes = recs, after, page.Changes
 	}
 	if len(page.Changes) == 0 && err != nil {
 		if errors.Is(err, ErrClosed) {
