@@ -230,3 +230,50 @@ func feedCrashHistory(t *testing.T, seed uint64, policy ttlstore.SyncPolicy, kil
 	slices.Sort(got)
 	require.Equal(t, want, got, "seed %d: the feed replayed is not what the collection holds", seed)
 }
+
+func TestFeedDurablePartitionDelete(t *testing.T) {
+	fsys, clk := vfs.NewMemFS(), newMock()
+	opts := ttlstore.Options{PartitionKeyPath: "/t", Clock: clk, SweepInterval: ttlstore.ManualSweep, DefaultTTL: ttlstore.TTL(ttlstore.Never),
+		ChangeFeed: ttlstore.ChangeFeedOptions{RetainBytes: 1 << 20}}
+	c, err := ttlstore.OpenFS(fsys, "db", opts, 1<<30, false)
+	require.NoError(t, err)
+	upsert(t, c, `{"id":"1","t":"a"}`)
+	upsert(t, c, `{"id":"2","t":"a","ttl":1}`)
+	clk.Add(2 * time.Second)
+	require.NoError(t, c.DeletePartition(pkA))
+	before, _ := readFeed(t, c, avad)
+	require.Equal(t, []string{"create 1", "create 2", "delete 1", "delete 2 ttl"}, describe(before))
+	require.NoError(t, c.Close())
+
+	c, err = ttlstore.OpenFS(fsys, "db", opts, 1<<30, false)
+	require.NoError(t, err)
+	defer c.Close()
+	assert.Equal(t, 0, c.Sweep(), "the partition's documents are gone, not expired again")
+	again, _ := readFeed(t, c, avad)
+	require.Equal(t, feedLines(before), feedLines(again))
+	assert.Equal(t, pkA, again[3].PartitionKey)
+}
+
+// TestFeedDurableTokenAhead: under SyncNever the feed shows what the OS
+// has; a power loss can take it back, and a token past the log's end is
+// refused rather than pointed at the writes that take its place.
+func TestFeedDurableTokenAhead(t *testing.T) {
+	fsys, clk := vfs.NewMemFS(), newMock()
+	c, err := openFeedMem(t, fsys, clk, ttlstore.SyncNever, 1<<30, 64<<20)
+	require.NoError(t, err)
+	upsert(t, c, `{"id":"a"}`)
+	require.NoError(t, c.Close()) // synced
+	c, err = openFeedMem(t, fsys, clk, ttlstore.SyncNever, 1<<30, 64<<20)
+	require.NoError(t, err)
+	upsert(t, c, `{"id":"b"}`)
+	_, tok := readFeed(t, c, avad)
+	after := fsys.Crash(nil, false) // b was never synced
+	c.Close()
+
+	c, err = openFeedMem(t, after, clk, ttlstore.SyncNever, 1<<30, 64<<20)
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.ReadFeed(ttlstore.FeedRequest{Mode: ttlstore.AllVersionsAndDeletes, Token: tok})
+	require.ErrorIs(t, err, ttlstore.ErrInvalidToken)
+	assert.Contains(t, err.Error(), "ahead")
+}
