@@ -66,7 +66,7 @@ func main() {
 	}
 	defer source.Close()
 	source.Sweep()
-	token = follow(source, mirror, token) // resumed: nothing twice, nothing missed
+	follow(source, mirror, token) // resumed: nothing twice, nothing missed
 
 	if got, want := ids(mirror), ids(source); !slices.Equal(got, want) {
 		log.Fatalf("mirror has %v, source %v", got, want)
