@@ -242,7 +242,7 @@ func TestFeedDurablePartitionDelete(t *testing.T) {
 	clk.Add(2 * time.Second)
 	require.NoError(t, c.DeletePartition(pkA))
 	before, _ := readFeed(t, c, avad)
-	require.Equal(t, []string{"create 1", "create 2", "delete 1", "delete 2 ttl"}, describe(before))
+	require.Equal(t, []string{"create 1", "create 2", "delete 1", "delete 2"}, describe(before))
 	require.NoError(t, c.Close())
 
 	c, err = ttlstore.OpenFS(fsys, "db", opts, 1<<30, false)

@@ -243,17 +243,18 @@ func (s *shard) withoutHidden(es []*entry) []*entry {
 }
 
 // partitionFeedRecs makes the change feed's records of DeletePartition of
-// the partition whose documents in s are set: a delete of each, marked an
-// expiry if it had expired, in key order. A delete of each rather than one
-// of the partition, so that a reader that mirrors the collection applies
-// them as any other deletes, and learns of the expiries among them. s.mu
-// must be held.
+// the partition whose documents in s are set: a delete of each, in key
+// order. A delete of each rather than one of the partition, so that a
+// reader that mirrors the collection applies them as any other deletes. A
+// document that had expired is deleted too, not marked an expiry: as for
+// OnExpire, a deletion is not an expiry (docs/partitions.md). s.mu must be
+// held.
 func (c *Collection) partitionFeedRecs(s *shard, set partSet) []feedRec {
 	now, def := c.now(), c.def.Load()
 	recs := make([]feedRec, 0, len(set))
 	for e := range set {
 		if !s.hidden(e) {
-			recs = append(recs, removalRec(OpDelete, slot{e: e, exp: e.expiry(def)}, now))
+			recs = append(recs, feedRec{at: now, op: OpDelete, old: e, oldExp: e.expiry(def), prevEtag: e.etag})
 		}
 	}
 	slices.SortFunc(recs, func(a, b feedRec) int { return strings.Compare(a.old.key(), b.old.key()) })

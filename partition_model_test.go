@@ -84,6 +84,11 @@ func TestPartitionModel(t *testing.T) {
 			return ok && now() < expiry(m)
 		}
 		keyOf := func(d ttlstore.Document) key { return key{slices.Index(pks, d.PartitionKey()), d.ID()} }
+		// The change feed, read after every step: each (partition, id)'s
+		// _etag by the feed, and the expiries OnExpire was given since.
+		feedState := map[key]string{}
+		var feedToken string
+		var reported []string
 		opts := ttlstore.Options{
 			PartitionKeyPath: "/tenant",
 			Clock:            clk,
@@ -105,7 +110,9 @@ func TestPartitionModel(t *testing.T) {
 				require.Equal(rt, fmt.Sprint(m.v), string(membersOf(rt, d)["v"]), "reported %v expired: not its version", k)
 				require.False(rt, live(k), "reported %v expired while live", k)
 				delete(model, k)
+				reported = append(reported, fmt.Sprint(k, d.ETag()))
 			},
+			ChangeFeed: ttlstore.ChangeFeedOptions{RetainBytes: 16 << 20},
 		}
 		if def != 0 {
 			opts.DefaultTTL = ttlstore.TTL(def)
@@ -280,6 +287,42 @@ func TestPartitionModel(t *testing.T) {
 				n++
 			}
 			require.Equal(rt, nlive, n)
+			// The feed: each change follows the version it last showed,
+			// its expiries are OnExpire's, and it leaves the documents
+			// the model holds (live, or expired and not yet swept).
+			req := ttlstore.FeedRequest{Mode: ttlstore.AllVersionsAndDeletes, Evictions: true, Token: feedToken}
+			var expired []string
+			for {
+				page, err := c.ReadFeed(req)
+				require.NoError(rt, err, "step %d: ReadFeed", step)
+				for _, ch := range page.Changes {
+					k := key{slices.Index(pks, ch.PartitionKey), ch.ID}
+					cur, has := feedState[k]
+					if ch.Op == ttlstore.OpCreate {
+						require.False(rt, has, "step %d: feed creates %v, which it holds", step, k)
+					} else {
+						require.Equal(rt, cur, ch.PreviousETag, "step %d: feed %s of %v", step, ch.Op, k)
+					}
+					if ch.Op == ttlstore.OpDelete || ch.Op == ttlstore.OpEvicted {
+						delete(feedState, k)
+					} else {
+						feedState[k] = ch.Document.ETag()
+					}
+					if ch.TimeToLiveExpired {
+						expired = append(expired, fmt.Sprint(k, ch.PreviousETag))
+					}
+				}
+				req.Token = page.Token
+				if len(page.Changes) == 0 {
+					break
+				}
+			}
+			feedToken = req.Token
+			slices.Sort(expired)
+			slices.Sort(reported)
+			require.Equal(rt, reported, expired, "step %d: the feed's expiries, against OnExpire's", step)
+			reported = nil
+			require.ElementsMatch(rt, slices.Collect(maps.Keys(model)), slices.Collect(maps.Keys(feedState)), "step %d: what the feed leaves", step)
 			if bounded {
 				st := c.Stats()
 				require.LessOrEqual(rt, st.Live+st.Expired+st.Deleted, opts.MaxDocuments, "step %d: the bound holds", step)
