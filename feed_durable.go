@@ -110,7 +110,10 @@ func (d *durable) loadFeed(c *Collection, f *feed, def int32, seq uint64) error 
 	started := false
 	for i, n := range logs {
 		if i > 0 && n != logs[i-1]+1 {
-			f.dropAllLocked() // a log missing: the feed starts after it
+			// A log missing: the feed starts after it, at the first
+			// group of this one.
+			f.dropAllLocked()
+			started = false
 		}
 		if err := d.feedLog(c, f, n, def, last, &started); err != nil {
 			return err

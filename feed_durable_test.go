@@ -277,3 +277,27 @@ func TestFeedDurableTokenAhead(t *testing.T) {
 	require.ErrorIs(t, err, ttlstore.ErrInvalidToken)
 	assert.Contains(t, err.Error(), "ahead")
 }
+
+// TestFeedDurableMissingLog: a log the feed kept, removed by hand, is a gap:
+// tokens before it are gone, and the feed goes on after it.
+func TestFeedDurableMissingLog(t *testing.T) {
+	fsys, clk := vfs.NewMemFS(), newMock()
+	c, err := openFeedMem(t, fsys, clk, ttlstore.SyncAlways, 1<<30, 64<<20)
+	require.NoError(t, err)
+	upsert(t, c, `{"id":"in-log-1"}`)
+	_, tok := readFeed(t, c, avad)
+	require.NoError(t, c.Compact())
+	upsert(t, c, `{"id":"in-log-2"}`)
+	require.NoError(t, c.Compact())
+	upsert(t, c, `{"id":"in-log-3"}`)
+	require.NoError(t, c.Close())
+	require.NoError(t, fsys.Remove("db/0000000000000002.log"))
+
+	c, err = openFeedMem(t, fsys, clk, ttlstore.SyncAlways, 1<<30, 64<<20)
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.ReadFeed(ttlstore.FeedRequest{Mode: ttlstore.AllVersionsAndDeletes, Token: tok})
+	require.ErrorIs(t, err, ttlstore.ErrTokenGone)
+	got, _ := readFeed(t, c, avad)
+	assert.Equal(t, []string{"create in-log-3"}, describe(got))
+}
