@@ -130,7 +130,7 @@
 //
 // Expired documents are invisible at once; a background sweeper removes
 // them from memory later. It keeps the documents that can expire in an
-// index ordered by expiry second (a B+-tree of references to them, about 9
+// index ordered by expiry second (a B+-tree of references to them, about 10
 // bytes a document however their expiries spread; those that cannot expire
 // are kept apart), sleeps on one timer until the
 // earliest expiry (but no sooner than Options.SweepInterval after its last

@@ -34,7 +34,8 @@ import (
 //     leaf's unused room and header and of the google/btree: about 10 bytes
 //     when entries come in order of expiry, up to about 13 in random order,
 //     however many share a second (TestExpiryIndexBytesPerEntry); a shard
-//     of hintLeaves leaves or more adds 1 KiB of hints.
+//     of hintLeaves leaves or more adds 1.1 KiB of hints (1 KiB, and the
+//     allocator's header, in its 1152-byte class).
 //   - Inserts: an insert loads no entry but its own, except when it splits
 //     a leaf (at most once every leafCap/4 inserts into it); it finds its
 //     leaf without a search when the last insert at its expiry second left
@@ -102,12 +103,18 @@ import (
 // second (or seconds in order, each after the last) every insert of a
 // shard goes to its last leaf, which stays in cache. With 60 seconds in
 // turn each insert goes to its second's leaf, one of 60 a shard, which the
-// writes in between have pushed out of cache: a cache miss for the hint,
-// about two for the leaf and its array, and a split's loads of a leaf's
-// entries every 32 to 128 inserts into it. The garbage collector pays too:
-// a leaf of one second points to entries written 60 apart, in as many
-// spans, where a shared second's leaf points to entries written in turn.
-// docs/performance.md has the measurements.
+// writes in between have pushed out of cache. BenchmarkExpiryIndexSpread
+// (the index alone, 1M entries) puts the difference at about 100 ns an
+// insert: some 40 in splits, which come about once a second a shard while
+// the seconds part ways (a second's leaf that also holds the next second's
+// first entries splits when it fills), each loading 127 cold entries'
+// keys and allocating both halves; some 30 in finding the leaf (the hint,
+// the leaf's bounds); some 20 in appending to a cold array and growing it.
+// Holding a second's entries in its hint's cache line, so that the leaf
+// is touched once in seven inserts, measured no better, and was not kept.
+// The garbage collector pays too: a leaf of one second points to entries
+// written 60 apart, in as many spans, where a shared second's leaf points
+// to entries written in turn. docs/performance.md has the measurements.
 //
 // # Costs
 //
@@ -157,8 +164,8 @@ const hintSlots = 64
 
 // hintLeaves is how many leaves a shard's tree must have before it keeps
 // hints: up to 31 leaves fit in one node of the google/btree, where a
-// search is short; and 32 leaves hold at least 1,024 entries (a collection
-// of some 130k documents), usually 2,000 to 4,000, so that the hints' 1 KiB
+// search is short; and 32 leaves hold at least 992 entries (a collection
+// of some 130k documents), usually 2,000 to 4,000, so that the hints' 1.1 KiB
 // costs a byte an entry or less, usually under half.
 const hintLeaves = 32
 

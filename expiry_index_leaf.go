@@ -65,9 +65,39 @@ func keyOf(e *entry) key {
 // expiryOf is the expiry second of e, which is in the ordered part.
 func expiryOf(e *entry) int64 { return e.ts + int64(e.pos) }
 
-// leafCap is the most entries a leaf holds: its array is then 1024 bytes,
-// one of the allocator's size classes.
-const leafCap = 128
+// leafCap is the most entries a leaf holds: its array is then 1016 bytes,
+// which with the allocator's 8-byte header (see itemsBytes) fill the 1024
+// size class. 128 entries, 1024 bytes, took the 1152 class: 9 bytes an
+// entry, not 8.
+const leafCap = 127
+
+// mallocHeader is the header the Go allocator (1.22 on) puts before an
+// object that holds pointers and is over mallocHeaderAbove bytes, inside
+// the object's size class.
+const (
+	mallocHeader      = 8
+	mallocHeaderAbove = 512
+)
+
+// itemsBytes is the heap an array of n entry pointers takes: its size
+// class, the header included. TestItemsBytes checks it against the
+// runtime.
+func itemsBytes(n int) int {
+	if b := n * 8; b > mallocHeaderAbove {
+		return allocSize(b + mallocHeader)
+	}
+	return allocSize(n * 8)
+}
+
+// itemsCap returns the room of the array the allocator gives for n entry
+// pointers, n at most leafCap: all of its size class but the header, and
+// never more than leafCap.
+func itemsCap(n int) int {
+	if b := n * 8; b > mallocHeaderAbove {
+		return (itemsBytes(n) - mallocHeader) / 8
+	}
+	return itemsBytes(n) / 8
+}
 
 // leaf is entries of the ordered part whose keys lie in [low, high), in no
 // order. Its fields are in the order insert reads them: the bounds it
@@ -169,14 +199,13 @@ func (l *leaf) remove(i int, k key) (empty bool) {
 }
 
 // appendItems appends es to the leaf items s, growing s, if it must, by
-// doubling but to no more than leafCap, and to the capacity of an
-// allocator's size class, so that a leaf's array wastes no room past
+// doubling but to no more than leafCap, and to the room of an allocator's
+// size class (itemsCap), so that a leaf's array wastes no room past
 // leafCap and none to rounding.
 func appendItems(s []*entry, es ...*entry) []*entry {
 	if n := len(s) + len(es); n > cap(s) {
 		c := min(max(n, 2*cap(s), 8), leafCap)
-		c = max(allocSize(c*8)/8, n)
-		s = append(make([]*entry, 0, c), s...)
+		s = append(make([]*entry, 0, itemsCap(c)), s...)
 	}
 	return append(s, es...)
 }
@@ -216,8 +245,8 @@ func (l *leaf) split(k key, e *entry) *leaf {
 		pivot = nthKey(all, at-1)
 	}
 	r := &leaf{low: maxKey, high: l.high, last: l.last}
-	left := make([]*entry, 0, allocSize(at*8)/8)
-	right := make([]*entry, 0, allocSize((len(all)-at)*8)/8)
+	left := make([]*entry, 0, itemsCap(at))
+	right := make([]*entry, 0, itemsCap(len(all)-at))
 	var lsoon, rsoon soonest
 	for _, f := range all {
 		if pivot.less(f.k) {

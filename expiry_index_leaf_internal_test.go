@@ -2,6 +2,8 @@ package ttlstore
 
 import (
 	"fmt"
+	"math"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -126,4 +128,47 @@ func TestLeafRemoveKeepsSoonest(t *testing.T) {
 		}
 		require.True(rt, l.remove(0, keyOf(l.items[0])), "the last entry empties the leaf")
 	})
+}
+
+// TestItemsBytes checks itemsBytes and itemsCap against the runtime: the
+// heap that arrays of n entry pointers take, for every n up to leafCap and
+// for leafCap+1, whose array would be 1024 bytes and take the 1152 size
+// class (the allocator's header); and that the room itemsCap gives fills
+// the same class.
+func TestItemsBytes(t *testing.T) {
+	if raceRepeat(t) {
+		t.Skip("deterministic, and checked by the first run")
+	}
+	const k = 256 // arrays a measure
+	arrays := make([][]*entry, k)
+	measure := func(n int) float64 {
+		// The least of three measures: an allocation elsewhere in the
+		// process can only add to one.
+		least := math.Inf(1)
+		for range 3 {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for i := range arrays {
+				arrays[i] = make([]*entry, n)
+			}
+			runtime.ReadMemStats(&after)
+			least = min(least, float64(after.TotalAlloc-before.TotalAlloc)/k)
+		}
+		return least
+	}
+	for n := 1; n <= leafCap+1; n++ {
+		got := measure(n)
+		if want := float64(itemsBytes(n)); got != want {
+			t.Fatalf("an array of %d pointers takes %.1f bytes, itemsBytes says %v", n, got, want)
+		}
+		if n > leafCap {
+			continue
+		}
+		c := itemsCap(n)
+		if c < n || c > leafCap || itemsBytes(c) != itemsBytes(n) {
+			t.Fatalf("itemsCap(%d) = %d: not in [%d, leafCap] and the same class (%d bytes, %d)", n, c, n, itemsBytes(c), itemsBytes(n))
+		}
+	}
+	require.Equal(t, 1024, itemsBytes(leafCap), "a full leaf's array fills the 1024 class")
+	require.Equal(t, 1152, itemsBytes(leafCap+1))
 }
