@@ -232,7 +232,13 @@ func (c *Collection) ReadFeed(req FeedRequest) (FeedPage, error) {
 	if err != nil {
 		return FeedPage{}, err
 	}
-	return f.read(req, pos, c, nil)
+	changes, next, err := f.read(req, pos, c, nil)
+	return f.page(req, changes, next), err
+}
+
+// page is a FeedPage of changes, the feed then at next.
+func (f *feed) page(req FeedRequest, changes []Change, next feedPos) FeedPage {
+	return FeedPage{Changes: changes, Token: encodeToken(f.id, req.Mode, next)}
 }
 
 // WaitFeed is ReadFeed, except that it waits, when there is nothing new,
@@ -240,27 +246,28 @@ func (c *Collection) ReadFeed(req FeedRequest) (FeedPage, error) {
 // ctx's error). A waiting reader costs nothing: no timer, no polling.
 // Close ends the wait with ErrClosed.
 func (c *Collection) WaitFeed(ctx context.Context, req FeedRequest) (FeedPage, error) {
-	return c.waitFeed(ctx, req, nil)
-}
-
-// waitFeed is WaitFeed, reusing sc's buffers when sc is not nil.
-func (c *Collection) waitFeed(ctx context.Context, req FeedRequest, sc *feedScratch) (FeedPage, error) {
 	f, pos, err := c.feedStart(req)
 	if err != nil {
 		return FeedPage{}, err
 	}
+	changes, next, err := f.wait(ctx, req, pos, c, nil)
+	return f.page(req, changes, next), err
+}
+
+// wait is WaitFeed from pos, reusing sc's buffers when sc is not nil. It
+// returns the changes and the position after them.
+func (f *feed) wait(ctx context.Context, req FeedRequest, pos feedPos, c *Collection, sc *feedScratch) ([]Change, feedPos, error) {
 	for {
 		f.waiting.Add(1)
 		f.mu.Lock()
 		ch, seen := f.changed, f.visible
 		f.mu.Unlock()
-		page, err := f.read(req, pos, c, sc)
-		if err != nil || len(page.Changes) > 0 {
+		changes, next, err := f.read(req, pos, c, sc)
+		if err != nil || len(changes) > 0 {
 			f.waiting.Add(-1)
-			return page, err
+			return changes, next, err
 		}
-		pos, _ = decodePos(page.Token)
-		req.Token = page.Token
+		pos = next
 		f.mu.Lock()
 		moved := f.visible != seen || f.err != nil
 		f.mu.Unlock()
@@ -269,7 +276,7 @@ func (c *Collection) waitFeed(ctx context.Context, req FeedRequest, sc *feedScra
 			case <-ch:
 			case <-ctx.Done():
 				f.waiting.Add(-1)
-				return FeedPage{Token: page.Token}, ctx.Err()
+				return nil, pos, ctx.Err()
 			}
 		}
 		f.waiting.Add(-1)
@@ -282,10 +289,15 @@ func (c *Collection) waitFeed(ctx context.Context, req FeedRequest, sc *feedScra
 // Change's Token resumes after it.
 func (c *Collection) Feed(ctx context.Context, req FeedRequest) iter.Seq2[Change, error] {
 	return func(yield func(Change, error) bool) {
+		f, pos, err := c.feedStart(req)
+		if err != nil {
+			yield(Change{}, err)
+			return
+		}
 		var sc feedScratch // the pages are this loop's own: reused
 		for {
-			page, err := c.waitFeed(ctx, req, &sc)
-			for _, ch := range page.Changes {
+			changes, next, err := f.wait(ctx, req, pos, c, &sc)
+			for _, ch := range changes {
 				if !yield(ch, nil) {
 					return
 				}
@@ -294,7 +306,7 @@ func (c *Collection) Feed(ctx context.Context, req FeedRequest) iter.Seq2[Change
 				yield(Change{}, err)
 				return
 			}
-			req.Token = page.Token
+			pos = next
 		}
 	}
 }
@@ -394,8 +406,9 @@ type feedScratch struct {
 	changes []Change
 }
 
-// read returns the page of req from pos; with sc, in sc's buffers.
-func (f *feed) read(req FeedRequest, pos feedPos, c *Collection, sc *feedScratch) (FeedPage, error) {
+// read returns the changes of req's next page from pos, and the position
+// after what it looked at; with sc, in sc's buffers.
+func (f *feed) read(req FeedRequest, pos feedPos, c *Collection, sc *feedScratch) ([]Change, feedPos, error) {
 	const op = "read feed"
 	max := req.MaxChanges
 	if max == 0 {
@@ -404,11 +417,11 @@ func (f *feed) read(req FeedRequest, pos feedPos, c *Collection, sc *feedScratch
 	f.mu.Lock()
 	if pos.lsn < f.gone || (pos.lsn == f.gone && pos.n < f.goneN) {
 		f.mu.Unlock()
-		return FeedPage{}, newErrorDetail(op, "", ErrTokenGone, "changes after LSN "+strconv.FormatUint(pos.lsn, 10)+" were dropped: the feed keeps those after LSN "+strconv.FormatUint(f.gone, 10))
+		return nil, pos, newErrorDetail(op, "", ErrTokenGone, "changes after LSN "+strconv.FormatUint(pos.lsn, 10)+" were dropped: the feed keeps those after LSN "+strconv.FormatUint(f.gone, 10))
 	}
 	if pos.lsn > f.lastLSNLocked() {
 		f.mu.Unlock()
-		return FeedPage{}, newErrorDetail(op, "", ErrInvalidToken, "LSN "+strconv.FormatUint(pos.lsn, 10)+" is ahead of the feed's last, "+strconv.FormatUint(f.lastLSNLocked(), 10)+": the token is from changes a crash lost")
+		return nil, pos, newErrorDetail(op, "", ErrInvalidToken, "LSN "+strconv.FormatUint(pos.lsn, 10)+" is ahead of the feed's last, "+strconv.FormatUint(f.lastLSNLocked(), 10)+": the token is from changes a crash lost")
 	}
 	// The first record after pos: the records are in LSN order.
 	lo, hi := f.first, f.next
@@ -462,29 +475,29 @@ func (f *feed) read(req FeedRequest, pos feedPos, c *Collection, sc *feedScratch
 	}
 	f.mu.Unlock()
 
-	page := FeedPage{Token: encodeToken(f.id, req.Mode, cur)}
 	if req.Mode == LatestVersion {
 		recs, after = latest(recs, after)
 	}
+	var changes []Change
 	if sc != nil {
 		clear(sc.changes)
-		page.Changes = sc.changes[:0]
+		changes = sc.changes[:0]
 	} else {
-		page.Changes = make([]Change, 0, len(recs))
+		changes = make([]Change, 0, len(recs))
 	}
 	for i := range recs {
-		page.Changes = append(page.Changes, recs[i].change(req, after[i], f.id, c))
+		changes = append(changes, recs[i].change(req, after[i], f.id, c))
 	}
 	if sc != nil {
-		sc.recs, sc.after, sc.changes = recs, after, page.Changes
+		sc.recs, sc.after, sc.changes = recs, after, changes
 	}
-	if len(page.Changes) == 0 && err != nil {
+	if len(changes) == 0 && err != nil {
 		if errors.Is(err, ErrClosed) {
 			err = newError(op, "", ErrClosed)
 		}
-		return page, err
+		return changes, cur, err
 	}
-	return page, nil
+	return changes, cur, nil
 }
 
 // splitKey returns the id and the partition key encoding of a document's
@@ -595,10 +608,4 @@ func decodeToken(s string) (id uint64, mode FeedMode, pos feedPos, ok bool) {
 		return 0, 0, feedPos{}, false
 	}
 	return id, mode, feedPos{lsn: lsn, n: uint32(n)}, true
-}
-
-// decodePos returns the position of a token this package made.
-func decodePos(s string) (feedPos, bool) {
-	_, _, pos, ok := decodeToken(s)
-	return pos, ok
 }
