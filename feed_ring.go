@@ -66,6 +66,8 @@ type feed struct {
 	// waiting > 0.
 	changed chan struct{}
 	waiting atomic.Int32
+	// published is visible, for readers to watch without the lock.
+	published atomic.Uint64
 }
 
 func newFeed(id uint64, retainBytes, retainFor int64, durable bool) *feed {
@@ -143,6 +145,7 @@ func (f *feed) publishLocked(lsn uint64) {
 		return
 	}
 	f.visible = lsn
+	f.published.Store(lsn)
 	if f.waiting.Load() > 0 {
 		close(f.changed)
 		f.changed = make(chan struct{})
