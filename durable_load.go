@@ -50,9 +50,22 @@ func (d *durable) load(c *Collection, policy SyncPolicy) error {
 			return d.corrupt(fileName(replay[0]+uint64(i), wal.KindLog), 0, "missing: logs "+strconv.FormatUint(replay[0], 10)+" to "+strconv.FormatUint(n, 10)+" must all be there")
 		}
 	}
+	// The change feed's logs before the snapshot, which load does not
+	// replay; replayLog hands it the groups of the others.
+	var fl *feedLoad
+	if c.feed != nil {
+		fl = newFeedLoad(c.feed)
+		for _, n := range logs {
+			if n < base {
+				if err := d.feedLog(c, fl, n); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	var last replayed
 	for i, n := range replay {
-		rp, err := d.replayLog(c, n)
+		rp, err := d.replayLog(c, n, fl)
 		if err != nil {
 			return err
 		}
@@ -70,6 +83,9 @@ func (d *durable) load(c *Collection, policy SyncPolicy) error {
 			replay = replay[:i+1]
 			break
 		}
+	}
+	if fl != nil {
+		fl.finish(seq)
 	}
 	d.stored = found
 	if found {
@@ -235,8 +251,9 @@ type replayed struct {
 }
 
 // replayLog applies log num to c: each commit group once its recCommit is
-// read, or in a log without groups each record as it comes.
-func (d *durable) replayLog(c *Collection, num uint64) (replayed, error) {
+// read, or in a log without groups each record as it comes; and hands each
+// group to fl, the change feed's load, if not nil.
+func (d *durable) replayLog(c *Collection, num uint64, fl *feedLoad) (replayed, error) {
 	rp := replayed{num: num}
 	name := fileName(num, wal.KindLog)
 	f, r, err := d.openReader(name, wal.KindLog)
@@ -245,6 +262,9 @@ func (d *durable) replayLog(c *Collection, num uint64) (replayed, error) {
 	}
 	defer f.Close()
 	rp.end = r.Offset()
+	if fl != nil {
+		fl.beginLog(num)
+	}
 	var group []logOp
 	for i := 0; ; i++ {
 		off := r.Offset()
@@ -278,6 +298,11 @@ func (d *durable) replayLog(c *Collection, num uint64) (replayed, error) {
 			for _, op := range group {
 				c.applyOp(op)
 			}
+			if fl != nil {
+				if err := d.feedGroup(c, fl, group, count, seq); err != nil {
+					return rp, d.corrupt(name, off, err.Error())
+				}
+			}
 			clear(group)
 			group = group[:0]
 			rp.records += int(count)
@@ -301,6 +326,9 @@ func (d *durable) replayLog(c *Collection, num uint64) (replayed, error) {
 				continue
 			}
 			c.applyOp(op)
+			if fl != nil {
+				fl.ungrouped()
+			}
 			rp.records++
 			rp.end = r.Offset()
 		}
@@ -316,7 +344,9 @@ type logOp struct {
 	ids []string // recDelete: one id; recExpire: the ids; recPurge: the partition key's encoding
 	old int32    // recDefault: the DefaultTTL before,
 	def int32    // after,
-	at  int64    // and the second of the change
+	at  int64    // and the second of the change; recFeed: its second
+	// items are a recFeed's changes.
+	items []feedItem
 }
 
 // decodeOp decodes a record of a change (not recCommit or recLogInfo).
@@ -338,6 +368,7 @@ func decodeOp(typ byte, p []byte) (logOp, error) {
 		op.old, op.def, op.at, err = decodeDefault(p)
 	case recFeed:
 		// The change feed's (feed_durable.go): nothing to apply.
+		op.at, op.items, err = decodeFeedRecord(p)
 	default:
 		err = errors.New("unknown record type " + strconv.Itoa(int(typ)))
 	}

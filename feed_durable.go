@@ -94,33 +94,69 @@ func decodeFeedRecord(p []byte) (at int64, items []feedItem, err error) {
 	return at, items, nil
 }
 
-// loadFeed reads the feed back from the directory's logs into f, which is
-// empty, for a collection whose DefaultTTL is def and whose log's last
-// sequence number is seq. It runs after load, which cut any torn tail.
-func (d *durable) loadFeed(c *Collection, f *feed, def int32, seq uint64) error {
-	_, logs, err := d.files()
-	if err != nil {
-		return err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
+// feedLoad rebuilds a feed at Open from the directory's logs, in order:
+// the logs before the snapshot that compaction kept for the feed, which
+// feedLog reads, then those load replays, whose groups replayLog hands over
+// with the entries it stored (shared, not decoded twice). It runs before
+// the collection is shared, and takes no lock.
+type feedLoad struct {
+	f       *feed
+	last    map[string]*entry // each key's last version, for Previous
+	started bool              // whether a group was seen since the last gap
+	prev    uint64            // the last log begun; 0 for none
+	puts    []*entry          // scratch for feedGroup
+}
+
+func newFeedLoad(f *feed) *feedLoad {
 	f.visible = ^uint64(0) // retention may drop from the start while loading
-	f.gone, f.goneN = seq, 0
-	last := map[string]*entry{} // the last version of each key, for Previous
-	started := false
-	for i, n := range logs {
-		if i > 0 && n != logs[i-1]+1 {
-			// A log missing: the feed starts after it, at the first
-			// group of this one.
-			f.dropAllLocked()
-			started = false
-		}
-		if err := d.feedLog(c, f, n, def, last, &started); err != nil {
-			return err
-		}
+	return &feedLoad{f: f, last: map[string]*entry{}}
+}
+
+// beginLog starts log num: a log missing before it is a gap, and the feed
+// starts again at this one's first group.
+func (fl *feedLoad) beginLog(num uint64) {
+	if fl.prev != 0 && num != fl.prev+1 {
+		fl.f.dropAllLocked()
+		fl.started = false
+	}
+	fl.prev = num
+}
+
+// group takes a commit group of count records ending at seq: its recFeed's
+// changes (at, items) if it had one (hasFeed), and its documents, puts, in
+// order, under the DefaultTTL def.
+func (fl *feedLoad) group(seq uint64, count uint32, hasFeed bool, at int64, items []feedItem, puts []*entry, def int32) error {
+	f := fl.f
+	if !fl.started {
+		fl.started = true
+		f.gone, f.goneN = seq-uint64(count), 0
+	}
+	if !hasFeed {
+		// Written without a feed: what the ring holds is no longer
+		// all there is after it.
+		f.dropAllLocked()
+		f.gone, f.goneN = seq, 0
+		return nil
+	}
+	return f.pushItems(seq, at, items, puts, def, fl.last)
+}
+
+// ungrouped takes a record of a log written before commit groups, which
+// has no feed: a gap.
+func (fl *feedLoad) ungrouped() {
+	fl.f.dropAllLocked()
+	fl.started = false
+}
+
+// finish ends the load: the feed goes on from seq, the log's last
+// sequence number.
+func (fl *feedLoad) finish(seq uint64) {
+	f := fl.f
+	if !fl.started {
+		f.dropAllLocked()
+		f.gone, f.goneN = seq, 0
 	}
 	f.visible, f.seq = seq, seq
-	return nil
 }
 
 // dropAllLocked empties the ring: what it held is gone. f.mu must be held.
@@ -137,15 +173,17 @@ func (f *feed) dropAllLocked() {
 	f.bytes = 0
 }
 
-// feedLog pushes to f the changes of log num's commit groups. started is
-// whether an earlier log had groups.
-func (d *durable) feedLog(c *Collection, f *feed, num uint64, def int32, last map[string]*entry, started *bool) error {
+// feedLog hands fl the commit groups of log num, a log before the
+// snapshot that load does not replay.
+func (d *durable) feedLog(c *Collection, fl *feedLoad, num uint64) error {
 	name := fileName(num, wal.KindLog)
 	file, r, err := d.openReader(name, wal.KindLog)
 	if err != nil {
 		return err
 	}
 	defer file.Close()
+	fl.beginLog(num)
+	def := c.def.Load()
 	var puts []*entry
 	var items []feedItem
 	var at int64
@@ -160,7 +198,6 @@ func (d *durable) feedLog(c *Collection, f *feed, num uint64, def int32, last ma
 		}
 		switch typ {
 		case recLogInfo:
-			continue
 		case recPut, recPutPK:
 			if e := c.storedVersion(p, typ == recPutPK); e != nil {
 				puts = append(puts, e) // shared with the table, not decoded again
@@ -181,16 +218,7 @@ func (d *durable) feedLog(c *Collection, f *feed, num uint64, def int32, last ma
 			if err != nil {
 				return d.corrupt(name, off, err.Error())
 			}
-			if !*started {
-				*started = true
-				f.gone, f.goneN = seq-uint64(count), 0
-			}
-			if !hasFeed {
-				// Written without a feed: what the ring holds is
-				// no longer all there is after it.
-				f.dropAllLocked()
-				f.gone, f.goneN = seq, 0
-			} else if err := f.pushItems(seq, at, items, puts, def, last); err != nil {
+			if err := fl.group(seq, count, hasFeed, at, items, puts, def); err != nil {
 				return d.corrupt(name, off, err.Error())
 			}
 			clear(puts)
@@ -311,8 +339,8 @@ func (d *durable) feedKept(logs []uint64, base uint64, keep int64) map[uint64]bo
 	return kept
 }
 
-// openFeed gives c's feed its id and what the logs hold of it, and the log
-// the feed to fill from now on.
+// openFeed gives c's feed, which load has filled, its id, and the log the
+// feed to fill from now on.
 func (d *durable) openFeed(c *Collection) error {
 	f := c.feed
 	id, err := d.feedID()
@@ -320,9 +348,6 @@ func (d *durable) openFeed(c *Collection) error {
 		return err
 	}
 	f.id, f.durable = id, true
-	if err := d.loadFeed(c, f, c.def.Load(), d.log.written); err != nil {
-		return err
-	}
 	d.feedKeep = f.retainBytes
 	d.log.feed = f
 	return nil
@@ -353,4 +378,25 @@ func (c *Collection) storedVersion(p []byte, pk bool) *entry {
 		return e
 	}
 	return nil
+}
+
+// feedGroup hands fl a group replayLog applied: its recFeed's changes and
+// the entries it stored.
+func (d *durable) feedGroup(c *Collection, fl *feedLoad, group []logOp, count uint32, seq uint64) error {
+	puts := fl.puts[:0]
+	var items []feedItem
+	var at int64
+	hasFeed := false
+	for _, op := range group {
+		switch op.typ {
+		case recPut, recPutPK:
+			puts = append(puts, op.e)
+		case recFeed:
+			at, items, hasFeed = op.at, op.items, true
+		}
+	}
+	err := fl.group(seq, count, hasFeed, at, items, puts, c.def.Load())
+	clear(puts)
+	fl.puts = puts
+	return err
 }
