@@ -65,9 +65,15 @@ type feed struct {
 	// changed is closed, and replaced, when records become visible while
 	// waiting > 0.
 	changed chan struct{}
+
+	// Apart from the fields above, which writers write with every
+	// change: readers poll published, and waiting is theirs to write.
+	_       [64]byte
 	waiting atomic.Int32
+	_       [60]byte
 	// published is visible, for readers to watch without the lock.
 	published atomic.Uint64
+	_         [56]byte
 }
 
 func newFeed(id uint64, retainBytes, retainFor int64, durable bool) *feed {
