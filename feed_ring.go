@@ -133,7 +133,7 @@ func (f *feed) trimLocked(now int64) {
 		for f.first < f.next && f.at(f.first).lsn == lsn {
 			r := f.at(f.first)
 			f.bytes -= int64(r.size)
-			*r = feedRec{}
+			r.key, r.e, r.old = "", nil, nil // what it held may go; the rest is overwritten
 			f.first++
 			n++
 		}
