@@ -192,14 +192,7 @@ func crashSeeds(t *testing.T) int {
 // Then it checks the same with a kill -9 (what was written to the OS
 // survives) under SyncNever.
 func TestDurableCrash(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		policy ttlstore.SyncPolicy
-		kill   bool
-	}{
-		{"power loss, SyncAlways", ttlstore.SyncAlways, false},
-		{"kill -9, SyncNever", ttlstore.SyncNever, true},
-	} {
+	for _, tc := range crashModes {
 		t.Run(tc.name, func(t *testing.T) {
 			seeds := crashSeeds(t)
 			faults := 0
@@ -209,6 +202,18 @@ func TestDurableCrash(t *testing.T) {
 			t.Logf("%d histories, %d with a write that failed", seeds, faults)
 		})
 	}
+}
+
+// crashModes are the crashes the crash tests inject: a power loss, where
+// every write was synced (SyncAlways), and a kill -9, where every write was
+// handed to the OS (SyncNever).
+var crashModes = []struct {
+	name   string
+	policy ttlstore.SyncPolicy
+	kill   bool
+}{
+	{"power loss, SyncAlways", ttlstore.SyncAlways, false},
+	{"kill -9, SyncNever", ttlstore.SyncNever, true},
 }
 
 // crashHistory runs one history; it returns 1 if a write failed.

@@ -139,14 +139,7 @@ func TestFeedDurableGap(t *testing.T) {
 // its last token resumes with no gap and no duplicate, and the reopened
 // feed, replayed, gives exactly the documents the collection holds.
 func TestFeedDurableCrash(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		policy ttlstore.SyncPolicy
-		kill   bool
-	}{
-		{"power loss, SyncAlways", ttlstore.SyncAlways, false},
-		{"kill -9, SyncNever", ttlstore.SyncNever, true},
-	} {
+	for _, tc := range crashModes {
 		t.Run(tc.name, func(t *testing.T) {
 			seeds := crashSeeds(t)
 			for seed := range seeds {
