@@ -40,6 +40,9 @@ func newCollection(t testing.TB, opts ttlstore.Options) (*ttlstore.Collection, *
 	if opts.SweepInterval == 0 {
 		opts.SweepInterval = ttlstore.ManualSweep
 	}
+	if collectionMode != "" {
+		return newInMode(t, opts, m)
+	}
 	c, err := ttlstore.New(opts)
 	require.NoError(t, err)
 	t.Cleanup(func() {

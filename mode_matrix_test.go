@@ -1,0 +1,194 @@
+package ttlstore_test
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/benbjohnson/clock"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ttlstore/ttlstore"
+	"github.com/ttlstore/ttlstore/internal/vfs"
+)
+
+// The mode matrix: the contract tests of the TTL rules (rules_test.go), of
+// batches, patches and partitions run again with their collections made in
+// each mode and in all at once, so that every rule is seen to hold where
+// the modes meet (STYLE.md, practice 17). newCollection builds its collections in collectionMode while
+// TestContractsInEveryMode runs; the tests themselves do not change.
+
+// collectionMode is the mode newCollection builds in; "" is the plain
+// in-memory collection.
+var collectionMode string
+
+// matrixModes are the modes, each a set of features.
+var matrixModes = map[string][]string{
+	"durable":   {"durable"},
+	"bounded":   {"bounded"},
+	"feed":      {"feed"},
+	"callbacks": {"callbacks"},
+	"all":       {"durable", "bounded", "feed", "callbacks"},
+}
+
+func TestContractsInEveryMode(t *testing.T) {
+	rules := []struct {
+		name string
+		test func(*testing.T)
+	}{
+		{"R1", TestR1MatrixThroughCollection}, {"R2", TestR2BoundarySecond},
+		{"R3", TestR3WritesStampAndRestartCountdown}, {"R4", TestR4TTLKeptAsWrittenAndOnlyTopLevelCounts},
+		{"R5", TestR5WriteReplacesWholeDocument}, {"R6", TestR6InvalidTTLRejected},
+		{"R7", TestR7DefaultTTLValidated}, {"R8", TestR8DocumentValidation},
+		{"R9", TestR9ExpiredIsInvisibleToEveryOperation}, {"R10", TestR10SweepRemovesOnlyExpired},
+		{"R11", TestR11OnExpireAfterUnlock}, {"R12", TestR12SetDefaultTTLIsAtomic},
+		{"R13", TestR13ExpiryIsFinal}, {"R14", TestR14TurningTTLOffAndOn},
+		{"R15", TestR15LowerAndRaiseDefaultTTL}, {"R16", TestR16LargestTTL},
+		// The document operations' contracts.
+		{"BatchAppliesInOrder", TestBatchAppliesInOrder},
+		{"BatchRefusals", TestBatchRefusals},
+		{"BatchTooManyBytes", TestBatchTooManyBytes},
+		{"BatchIsolatedFromIteration", TestBatchIsolatedFromIteration},
+		{"PatchIsOneWrite", TestPatchIsOneWrite},
+		{"PatchTTL", TestPatchTTL},
+		{"PatchRefusals", TestPatchRefusals},
+		{"PatchConditions", TestPatchConditions},
+		{"PatchEqualsReplace", TestPatchEqualsReplace},
+		{"PartitionSameIDTwoItems", TestPartitionSameIDTwoItems},
+		{"PartitionIDOnlyFormsRefused", TestPartitionIDOnlyFormsRefused},
+		{"PartitionInFormsUnpartitioned", TestPartitionInFormsUnpartitioned},
+		{"PartitionMismatchRefused", TestPartitionMismatchRefused},
+		{"PartitionKeyCannotChange", TestPartitionKeyCannotChange},
+		{"PartitionKeyValues", TestPartitionKeyValues},
+		{"PartitionScopedIteration", TestPartitionScopedIteration},
+		{"DeletePartition", TestDeletePartition},
+		{"DeletePartitionSweepBatches", TestDeletePartitionSweepBatches},
+		{"PartitionBatch", TestPartitionBatch},
+		{"PartitionReadOrLoad", TestPartitionReadOrLoad},
+		{"PartitionErrorsQuoteKey", TestPartitionErrorsQuoteKey},
+	}
+	modes := slices.Sorted(mapsKeys(matrixModes))
+	if ttlstore.RaceRepeat(t) {
+		modes = []string{"all"} // the repeats of -count under -race: the modes together
+	}
+	for _, mode := range modes {
+		t.Run(mode, func(t *testing.T) {
+			collectionMode = mode
+			defer func() { collectionMode = "" }()
+			for _, r := range rules {
+				t.Run(r.name, r.test)
+			}
+		})
+	}
+}
+
+func mapsKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// newInMode is newCollection's collection in collectionMode:
+//   - durable: on a MemFS of its own, compacting every few KiB;
+//   - bounded: a bound that holds the test's documents (1M documents, 1 GiB)
+//     under EvictColdest, so that every write takes the bound's path;
+//   - feed: a change feed, which Cleanup replays and compares with the
+//     documents the collection holds;
+//   - callbacks: OnExpire and OnEvict that call back into the collection
+//     (a Read of the document, which must be gone) before the test's own.
+func newInMode(t testing.TB, opts ttlstore.Options, m *clock.Mock) (*ttlstore.Collection, *clock.Mock) {
+	t.Helper()
+	has := func(f string) bool { return slices.Contains(matrixModes[collectionMode], f) }
+	if has("bounded") && opts.MaxDocuments == 0 && opts.MaxBytes == 0 {
+		opts.MaxDocuments, opts.MaxBytes, opts.Eviction = 1<<20, 1<<30, ttlstore.EvictColdest
+	}
+	if has("feed") && opts.ChangeFeed == (ttlstore.ChangeFeedOptions{}) {
+		opts.ChangeFeed = ttlstore.ChangeFeedOptions{RetainBytes: 64 << 20}
+	}
+	var c *ttlstore.Collection
+	if has("callbacks") {
+		callBack := func(what string, then func(ttlstore.Document)) func(ttlstore.Document) {
+			return func(d ttlstore.Document) {
+				// The version reported is gone; the id may have a
+				// new one (a write that replaced it after it
+				// expired).
+				got, err := c.Read(d.ID())
+				if errors.Is(err, ttlstore.ErrPartitionKeyRequired) {
+					got, err = c.ReadIn(d.PartitionKey(), d.ID())
+				}
+				if err == nil && got.ETag() == d.ETag() {
+					t.Errorf("%s(%s): Read from the callback found the version reported", what, d.ID())
+				} else if err != nil && !errors.Is(err, ttlstore.ErrNotFound) {
+					t.Errorf("%s(%s): Read from the callback: %v", what, d.ID(), err)
+				}
+				if then != nil {
+					then(d)
+				}
+			}
+		}
+		opts.OnExpire = callBack("OnExpire", opts.OnExpire)
+		opts.OnEvict = callBack("OnEvict", opts.OnEvict)
+	}
+	var err error
+	if has("durable") {
+		c, err = ttlstore.OpenFS(vfs.NewMemFS(), "db", opts, 4<<10, false)
+	} else {
+		c, err = ttlstore.New(opts)
+	}
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		require.NoError(t, c.CheckInvariants())
+		if has("feed") {
+			checkFeedAgainst(t, c)
+		}
+		require.NoError(t, c.Close())
+	})
+	return c, m
+}
+
+// checkFeedAgainst replays c's whole feed (all versions, deletes and
+// evictions) and requires that each change follows the version the feed
+// last showed of its document, and that, once what has expired is swept,
+// the documents the feed leaves are those c holds, at the same _etags.
+func checkFeedAgainst(t testing.TB, c *ttlstore.Collection) {
+	t.Helper()
+	c.Sweep()
+	type key struct{ pk, id string }
+	state := map[key]string{}
+	req := ttlstore.FeedRequest{Mode: ttlstore.AllVersionsAndDeletes, Evictions: true, Loads: true}
+	for {
+		page, err := c.ReadFeed(req)
+		if errors.Is(err, ttlstore.ErrClosed) {
+			return // the test closed it
+		}
+		require.NoError(t, err)
+		for _, ch := range page.Changes {
+			k := key{ch.PartitionKey.String(), ch.ID}
+			cur, has := state[k]
+			switch ch.Op {
+			case ttlstore.OpCreate, ttlstore.OpLoaded:
+				require.False(t, has, "feed: %s of %v, which it holds", ch.Op, k)
+			default:
+				require.Equal(t, cur, ch.PreviousETag, "feed: %s of %v", ch.Op, k)
+			}
+			if ch.Op == ttlstore.OpDelete || ch.Op == ttlstore.OpEvicted {
+				delete(state, k)
+			} else {
+				state[k] = ch.Document.ETag()
+			}
+		}
+		if len(page.Changes) == 0 {
+			break
+		}
+		req.Token = page.Token
+	}
+	held := map[key]string{}
+	for d := range c.All() {
+		held[key{d.PartitionKey().String(), d.ID()}] = d.ETag()
+	}
+	require.Equal(t, held, state, "the documents by the feed, against those the collection holds")
+}
