@@ -369,7 +369,11 @@ func (c *Collection) feedStart(req FeedRequest) (*feed, feedPos, error) {
 			if r.lsn > f.visible || r.at >= t {
 				break
 			}
-			pos = f.posAfterLocked(p)
+			if r.lsn == pos.lsn {
+				pos.n++
+			} else {
+				pos = feedPos{lsn: r.lsn, n: 1}
+			}
 		}
 		return f, pos, nil
 	}
