@@ -58,6 +58,7 @@ func upsert(t testing.TB, c *ttlstore.Collection, doc string) ttlstore.Document 
 	d, err := c.Upsert([]byte(doc))
 	require.NoError(t, err, doc)
 	require.NoError(t, c.CheckInvariants())
+	noteTyped(t, c, d) // the mode matrix's typed mode
 	return d
 }
 

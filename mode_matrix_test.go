@@ -1,6 +1,7 @@
 package ttlstore_test
 
 import (
+	"encoding/json"
 	"errors"
 	"slices"
 	"testing"
@@ -28,7 +29,53 @@ var matrixModes = map[string][]string{
 	"bounded":   {"bounded"},
 	"feed":      {"feed"},
 	"callbacks": {"callbacks"},
-	"all":       {"durable", "bounded", "feed", "callbacks"},
+	"typed":     {"typed"},
+	"all":       {"durable", "bounded", "feed", "callbacks", "typed"},
+}
+
+// typedViews are the typed views of the collections made in typed mode:
+// upsert reads each document it writes through the view, so that the
+// view's cache holds it, and Cleanup requires that the view agrees with
+// the collection about every document written.
+var typedViews = map[*ttlstore.Collection]*typedCheck{}
+
+type typedCheck struct {
+	view *ttlstore.Typed[map[string]any]
+	ids  map[string]bool
+}
+
+// noteTyped reads d through c's typed view, if it has one.
+func noteTyped(t testing.TB, c *ttlstore.Collection, d ttlstore.Document) {
+	tc := typedViews[c]
+	if tc == nil {
+		return
+	}
+	tc.ids[d.ID()] = true
+	if d.PartitionKey() == (ttlstore.PartitionKey{}) {
+		_, err := tc.view.Read(d.ID())
+		require.NoError(t, err, "typed Read of a document just written")
+	}
+}
+
+// checkTyped requires that c's typed view returns what c holds for every
+// id written, and not found for the others.
+func checkTyped(t testing.TB, c *ttlstore.Collection, tc *typedCheck) {
+	t.Helper()
+	for id := range tc.ids {
+		d, err := c.Read(id)
+		got, terr := tc.view.Read(id)
+		if errors.Is(err, ttlstore.ErrPartitionKeyRequired) {
+			continue
+		}
+		if err != nil {
+			require.ErrorIs(t, terr, ttlstore.ErrNotFound, "typed view of %s, which the collection does not have", id)
+			continue
+		}
+		require.NoError(t, terr, id)
+		var want map[string]any
+		require.NoError(t, json.Unmarshal(d.JSON(), &want))
+		require.Equal(t, want, got, "typed view of %s", id)
+	}
 }
 
 func TestContractsInEveryMode(t *testing.T) {
@@ -99,7 +146,8 @@ func mapsKeys[V any](m map[string]V) func(func(string) bool) {
 //   - feed: a change feed, which Cleanup replays and compares with the
 //     documents the collection holds;
 //   - callbacks: OnExpire and OnEvict that call back into the collection
-//     (a Read of the document, which must be gone) before the test's own.
+//     (a Read of the document, which must be gone) before the test's own;
+//   - typed: a typed view of every document written (see typedViews).
 func newInMode(t testing.TB, opts ttlstore.Options, m *clock.Mock) (*ttlstore.Collection, *clock.Mock) {
 	t.Helper()
 	has := func(f string) bool { return slices.Contains(matrixModes[collectionMode], f) }
@@ -140,8 +188,17 @@ func newInMode(t testing.TB, opts ttlstore.Options, m *clock.Mock) (*ttlstore.Co
 		c, err = ttlstore.New(opts)
 	}
 	require.NoError(t, err)
+	if has("typed") {
+		typedViews[c] = &typedCheck{view: ttlstore.NewTyped[map[string]any](c), ids: map[string]bool{}}
+	}
 	t.Cleanup(func() {
 		require.NoError(t, c.CheckInvariants())
+		if tc := typedViews[c]; tc != nil {
+			delete(typedViews, c)
+			if _, err := c.Read(""); !errors.Is(err, ttlstore.ErrClosed) {
+				checkTyped(t, c, tc)
+			}
+		}
 		if has("feed") {
 			checkFeedAgainst(t, c)
 		}
