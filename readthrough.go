@@ -139,12 +139,11 @@ func (c *Collection) idOfKey(key string) string {
 // first read counts in Stats if count is true (Typed.ReadOrLoad has
 // counted its own).
 func (c *Collection) readOrLoad(ctx context.Context, id string, load func(ctx context.Context, id string) (any, error), count bool) (Document, error) {
-	d, err := c.read(id, count)
-	switch {
-	case err == nil:
-		return d, nil
-	case errors.Is(err, ErrClosed):
+	if c.closed.Load() {
 		return Document{}, newError(opReadOrLoad, id, ErrClosed)
+	}
+	if d, ok := c.readLive(id, count); ok {
+		return d, nil
 	}
 	if err := ctx.Err(); err != nil {
 		return Document{}, err
@@ -219,10 +218,11 @@ func (c *Collection) runLoad(ctx context.Context, p *loadPart, id string, call *
 // loadAndStore calls load for id, unless a live document has appeared since
 // the caller missed it, and stores what load returns.
 func (c *Collection) loadAndStore(ctx context.Context, id string, load func(context.Context, string) (any, error)) (Document, error) {
-	if d, err := c.read(id, false); err == nil {
-		return d, nil
-	} else if errors.Is(err, ErrClosed) {
+	if c.closed.Load() {
 		return Document{}, newError(opReadOrLoad, id, ErrClosed)
+	}
+	if d, ok := c.readLive(id, false); ok {
+		return d, nil
 	}
 	v, err := load(ctx, c.idOfKey(id))
 	if err != nil {
@@ -249,10 +249,11 @@ func (c *Collection) storeLoaded(id string, v any) (Document, error) {
 		}
 		return Document{}, newErrorDetail(opLoad, id, ErrInvalidDocument, what)
 	}
-	// Create validates the entry's JSON again; it cannot fail on it.
-	src := &Document{e: e}
+	// Stored as Create stores it, from the entry prepared here. A commit
+	// that fails its condition leaves its entry as it was, so the entry
+	// goes in again after a conflict.
 	for {
-		d, err := c.write(opLoad, src, mustNotExist, "", false, nil)
+		d, err := c.writeEntry(opLoad, e, mustNotExist, "", false)
 		if !errors.Is(err, ErrConflict) {
 			return d, c.loadError(id, err)
 		}
