@@ -72,8 +72,8 @@ const (
 // waiting at once and gets ctx.Err(), unwrapped; the load goes on for the
 // callers still waiting. A ctx already done still gets a live document, but
 // starts or joins no load. load runs on a loader, never on a caller's
-// goroutine, with a context that carries the values of the ctx of the caller that started it
-// but not its deadline or cancellation. That context is cancelled when
+// goroutine, with a context that carries the values of the ctx of the
+// caller that started it but not its deadline or cancellation. That context is cancelled when
 // load returns, and before that when no caller waits any longer: every
 // waiting caller's ctx ended, or the collection was closed. A load whose
 // context was cancelled so is abandoned: a caller that misses afterwards
@@ -222,14 +222,12 @@ func (t *loadTable) start(c *Collection, call *loadCall) {
 // runLoader is the goroutine of the loader l, started to run call. A load
 // that calls runtime.Goexit ends it.
 func (c *Collection) runLoader(l *loader, call *loadCall) {
-	for {
+	for call != nil {
 		c.runLoad(call)
 		if !c.loads.park(l) {
 			return
 		}
-		if call = <-l.next; call == nil {
-			break
-		}
+		call = <-l.next
 	}
 	c.loads.ending.Done() // woken by closeLoads
 }
@@ -274,10 +272,10 @@ func (t *loadTable) closeLoads() {
 }
 
 // awaitLoad waits, as one of its waiters, for call to finish, ctx to end or
-// the collection to close, whichever comes first. Close releases the waiters of every load in the table with ErrClosed
-// (closeLoads), so that a caller whose ctx cannot end waits with one
-// receive: a select of call.done and c.done cost a miss a tenth of its
-// instructions.
+// the collection to close, whichever comes first. Close releases the
+// waiters of every load in the table with ErrClosed (closeLoads), so that a
+// caller whose ctx cannot end waits with one receive: a select of call.done
+// and c.done cost a miss a tenth of its instructions.
 func (c *Collection) awaitLoad(ctx context.Context, p *loadPart, id string, call *loadCall) (Document, error) {
 	if ctxDone := ctx.Done(); ctxDone != nil {
 		select {
