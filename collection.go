@@ -284,7 +284,7 @@ type Collection struct {
 	// d is the durable mode's state; nil for a collection made by New.
 	d *durable
 
-	loads loadTable // ReadOrLoad's loads in progress (readthrough.go); the zero value is ready
+	loads loadTable // ReadOrLoad's loads in progress and idle loaders (readthrough.go); the zero value is ready
 
 	// views are the Typed views' caches (typed_cache.go), told of every entry
 	// replaced or removed, after the removal and with no lock held. The
@@ -470,6 +470,7 @@ func (c *Collection) Close() error {
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
 		close(c.done)
+		c.loads.closeLoads()
 		<-c.stopped
 		if c.d != nil {
 			err = c.d.close()

@@ -213,10 +213,13 @@
 // before yielding (see Query) and hold no lock while the caller's loop runs.
 // SetDefaultTTL holds every lock while it re-resolves the documents.
 //
-// ReadOrLoad runs each load on a goroutine of its own; Close does not wait
-// for a load in progress (see ReadOrLoad), but its callers stop waiting.
+// ReadOrLoad runs loads on goroutines of the collection's, never on its
+// callers' (loaders: up to four stay idle, for the next loads); Close does
+// not wait for a load in progress (see ReadOrLoad), but its callers stop
+// waiting.
 //
-// Close stops the sweeper and waits for it; no goroutine is left behind.
+// Close stops the sweeper and the idle loaders and waits for them; no
+// goroutine is left behind but a loader running a load, until load returns.
 // After Close, calls that change or read one document return ErrClosed;
 // Len, Stats, All, Query and Sweep go on working on what was stored.
 //

@@ -47,6 +47,28 @@ func (c *Collection) read(id string, count bool) (Document, error) {
 	return Document{e: e, exp: exp}, nil
 }
 
+// readLive is read without its error, for ReadOrLoad, whose misses need
+// none: the live document with the given id and true, or false when there
+// is none; the look counts in Stats if count is true. It does not check
+// whether the collection is closed: the caller does.
+func (c *Collection) readLive(id string, count bool) (Document, bool) {
+	s, h := c.shardFor(id)
+	e, exp, live := c.look(s, h, id)
+	if !live {
+		if count {
+			c.counts.miss()
+		}
+		return Document{}, false
+	}
+	if count {
+		c.counts.hit()
+		if c.lim.cold != nil {
+			e.touch()
+		}
+	}
+	return Document{e: e, exp: exp}, true
+}
+
 // missed ends a read of id that found no live document: e is the expired
 // entry it found, or nil. It returns the error Read returns, naming op, and
 // counts the miss in Stats if count is true. Typed.read, which looks under

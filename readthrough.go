@@ -42,10 +42,11 @@ const (
 // Loads of different ids run in parallel. Before it calls load, the load
 // reads the id again, so a caller that missed just as an earlier load stored
 // the document gets that document, without a second load. A miss costs the
-// load and a Create of what it returns, and about 2.5 µs more than a Read
-// and a Create written by hand (BenchmarkLoadMiss in the bench module):
-// most of it to run load on a goroutine of its own, so that the callers can
-// stop waiting whatever load does, the rest a dozen small allocations.
+// load and a Create of what it returns, and 1.4 to 1.9 µs more than a Read
+// and a Create written by hand (BenchmarkReadOrLoad; BenchmarkLoadMiss in
+// the bench module compares it with otter's loader): most of it to hand
+// load to a loader (below) and the result back, two wake-ups, so that the
+// callers can stop waiting whatever load does.
 //
 // load returns anything Create accepts: JSON as []byte or json.RawMessage, a
 // Document, or a value that marshals to an object. Its id must be id:
@@ -62,7 +63,7 @@ const (
 // it, and the message names the id. It is not remembered: the next miss
 // calls load again. (To cache that the source has no such document, have
 // load return a document that says so.) A panic in load is recovered on the
-// load's goroutine: every waiting caller gets an error matching
+// loader that runs it: every waiting caller gets an error matching
 // ErrLoadPanicked, and the process goes on.
 //
 // # Contexts
@@ -70,9 +71,9 @@ const (
 // ctx bounds the caller's wait, not the load. A caller whose ctx ends stops
 // waiting at once and gets ctx.Err(), unwrapped; the load goes on for the
 // callers still waiting. A ctx already done still gets a live document, but
-// starts or joins no load. load runs on a goroutine of its own, with a
-// context that carries the values of the ctx of the caller that started it
-// but not its deadline or cancellation. That context is cancelled when
+// starts or joins no load. load runs on a loader, never on a caller's
+// goroutine, with a context that carries the values of the ctx of the
+// caller that started it but not its deadline or cancellation. That context is cancelled when
 // load returns, and before that when no caller waits any longer: every
 // waiting caller's ctx ended, or the collection was closed. A load whose
 // context was cancelled so is abandoned: a caller that misses afterwards
@@ -88,14 +89,24 @@ const (
 // Called with an unrelated context, it would wait until that context ends
 // or the collection is closed.
 //
+// # Loaders
+//
+// A loader is a goroutine of the collection's that runs loads one after
+// another. The collection starts one when a load finds none idle, and keeps
+// up to four idle for the next loads: a goroutine started per load would
+// grow its stack (a copy, twice) to store what load returns, which cost a
+// miss a quarter of its time. A load that calls runtime.Goexit ends its
+// loader.
+//
 // # Close
 //
 // Close does not wait for loads. A caller waiting for a load gets ErrClosed
 // as soon as Close is called (or the load's result, if it came at the same
-// moment), so the load's context is cancelled once those callers are gone.
-// What load returns after Close is not stored, and its goroutine ends when
-// load returns: a load that ignores its context keeps it until then. After
-// Close, ReadOrLoad returns ErrClosed without calling load, as Read does.
+// moment), and the load's context is cancelled. What load returns after
+// Close is not stored, and its loader ends when load returns: a load that
+// ignores its context keeps it until then. Close ends the idle loaders and
+// waits for them. After Close, ReadOrLoad returns ErrClosed without calling
+// load, as Read does.
 //
 // load must not be nil; ReadOrLoad panics if it is.
 func (c *Collection) ReadOrLoad(ctx context.Context, id string, load func(ctx context.Context, id string) (any, error)) (Document, error) {
@@ -139,12 +150,11 @@ func (c *Collection) idOfKey(key string) string {
 // first read counts in Stats if count is true (Typed.ReadOrLoad has
 // counted its own).
 func (c *Collection) readOrLoad(ctx context.Context, id string, load func(ctx context.Context, id string) (any, error), count bool) (Document, error) {
-	d, err := c.read(id, count)
-	switch {
-	case err == nil:
-		return d, nil
-	case errors.Is(err, ErrClosed):
+	if c.closed.Load() {
 		return Document{}, newError(opReadOrLoad, id, ErrClosed)
+	}
+	if d, ok := c.readLive(id, count); ok {
+		return d, nil
 	}
 	if err := ctx.Err(); err != nil {
 		return Document{}, err
@@ -156,44 +166,136 @@ func (c *Collection) readOrLoad(ctx context.Context, id string, load func(ctx co
 
 	p := c.loads.part(c.seed, id)
 	p.mu.Lock()
+	if c.closed.Load() {
+		// Close has released, or will find, the loads in the table
+		// (closeLoads): a load put in after it would be missed.
+		p.mu.Unlock()
+		return Document{}, newError(opReadOrLoad, id, ErrClosed)
+	}
 	call := p.calls[id]
 	if call != nil {
 		call.waiters++
 		p.mu.Unlock()
 		return c.awaitLoad(ctx, p, id, call)
 	}
-	call = &loadCall{values: ctx, c: c, id: id, up: up, done: make(chan struct{}), waiters: 1}
-	lctx, cancel := context.WithCancel(call)
-	call.cancel = cancel
+	call = &loadCall{values: ctx, c: c, id: id, up: up, p: p, load: load, done: make(chan struct{}), waiters: 1}
+	call.ctx, call.cancel = context.WithCancel(call)
 	if p.calls == nil {
 		p.calls = make(map[string]*loadCall)
 	}
 	p.calls[id] = call
 	p.mu.Unlock()
 
-	go c.runLoad(lctx, p, id, call, load)
+	c.loads.start(c, call)
 	return c.awaitLoad(ctx, p, id, call)
 }
 
-// awaitLoad waits, as one of its waiters, for call to finish, ctx to end or
-// the collection to close, whichever comes first.
-func (c *Collection) awaitLoad(ctx context.Context, p *loadPart, id string, call *loadCall) (Document, error) {
-	select {
-	case <-call.done:
-		return call.doc, call.err
-	case <-ctx.Done():
-		p.leave(id, call)
-		return Document{}, ctx.Err()
-	case <-c.done:
-		p.leave(id, call)
-		return Document{}, newError(opReadOrLoad, id, ErrClosed)
+// maxIdleLoaders is how many loaders a collection keeps waiting for the
+// next load.
+const maxIdleLoaders = 4
+
+// A loader is a goroutine that runs loads, one after another: the one it was
+// started for, then, while it is one of at most maxIdleLoaders that wait,
+// each load handed to it, until the collection is closed. Loaders are kept
+// rather than a goroutine started per load because of the stack: storing a
+// document takes more than a new goroutine's 2 KiB, and growing it (a copy,
+// twice) cost a miss a quarter of its time; a kept loader's has grown.
+type loader struct {
+	next chan *loadCall // the next load to run; nil: the collection is closed
+}
+
+// start has call run by an idle loader, or by a new one if none waits.
+func (t *loadTable) start(c *Collection, call *loadCall) {
+	t.loadersMu.Lock()
+	if n := len(t.idle); n > 0 {
+		l := t.idle[n-1]
+		t.idle[n-1] = nil
+		t.idle = t.idle[:n-1]
+		t.loadersMu.Unlock()
+		l.next <- call // never blocks: an idle loader's next is empty
+		return
+	}
+	t.loadersMu.Unlock()
+	go c.runLoader(&loader{next: make(chan *loadCall, 1)}, call)
+}
+
+// runLoader is the goroutine of the loader l, started to run call. A load
+// that calls runtime.Goexit ends it.
+func (c *Collection) runLoader(l *loader, call *loadCall) {
+	for call != nil {
+		c.runLoad(call)
+		if !c.loads.park(l) {
+			return
+		}
+		call = <-l.next
+	}
+	c.loads.ending.Done() // woken by closeLoads
+}
+
+// park makes l an idle loader, unless maxIdleLoaders wait already or the
+// collection is closed; it reports whether it did.
+func (t *loadTable) park(l *loader) bool {
+	t.loadersMu.Lock()
+	defer t.loadersMu.Unlock()
+	if t.closed || len(t.idle) >= maxIdleLoaders {
+		return false
+	}
+	t.idle = append(t.idle, l)
+	return true
+}
+
+// closeLoads is Close's part, called once the collection is marked
+// closed: it releases the waiters of every load in progress with ErrClosed,
+// cancels those loads' contexts, has their loaders end after them, and ends
+// the idle loaders, waiting until they have.
+func (t *loadTable) closeLoads() {
+	t.loadersMu.Lock()
+	t.closed = true
+	idle := t.idle
+	t.idle = nil
+	t.loadersMu.Unlock()
+	t.ending.Add(len(idle))
+	for _, l := range idle {
+		l.next <- nil
+	}
+	defer t.ending.Wait()
+	for i := range t.parts {
+		p := &t.parts[i]
+		p.mu.Lock()
+		for id, call := range p.calls {
+			delete(p.calls, id)
+			call.finishLocked(Document{}, newError(opReadOrLoad, id, ErrClosed))
+			call.cancel() // calls no user code: it closes channels
+		}
+		p.mu.Unlock()
 	}
 }
 
-// runLoad is the goroutine of one load: it loads and stores id, publishes
-// the result to call's waiters, and takes call out of the table. Whatever
-// load does, panic and runtime.Goexit included, the waiters are released.
-func (c *Collection) runLoad(ctx context.Context, p *loadPart, id string, call *loadCall, load func(context.Context, string) (any, error)) {
+// awaitLoad waits, as one of its waiters, for call to finish, ctx to end or
+// the collection to close, whichever comes first. Close releases the
+// waiters of every load in the table with ErrClosed (closeLoads), so that a
+// caller whose ctx cannot end waits with one receive: a select of call.done
+// and c.done cost a miss a tenth of its instructions.
+func (c *Collection) awaitLoad(ctx context.Context, p *loadPart, id string, call *loadCall) (Document, error) {
+	if ctxDone := ctx.Done(); ctxDone != nil {
+		select {
+		case <-call.done:
+		case <-ctxDone:
+			p.leave(id, call)
+			return Document{}, ctx.Err()
+		}
+	} else {
+		<-call.done
+	}
+	return call.doc, call.err
+}
+
+// runLoad runs one load on a loader: it loads and stores call's id,
+// publishes the result to call's waiters, and takes call out of the table.
+// Whatever load does, panic and runtime.Goexit included, the waiters are
+// released; a panic is recovered here.
+func (c *Collection) runLoad(call *loadCall) {
+	p, id := call.p, call.id
 	var (
 		doc      Document
 		err      error
@@ -207,22 +309,22 @@ func (c *Collection) runLoad(ctx context.Context, p *loadPart, id string, call *
 		if p.calls[id] == call {
 			delete(p.calls, id)
 		}
+		call.finishLocked(doc, err)
 		p.mu.Unlock()
-		call.doc, call.err = doc, err
-		close(call.done)
 		call.cancel()
 	}()
-	doc, err = c.loadAndStore(ctx, id, load)
+	doc, err = c.loadAndStore(call.ctx, id, call.load)
 	returned = true
 }
 
 // loadAndStore calls load for id, unless a live document has appeared since
 // the caller missed it, and stores what load returns.
 func (c *Collection) loadAndStore(ctx context.Context, id string, load func(context.Context, string) (any, error)) (Document, error) {
-	if d, err := c.read(id, false); err == nil {
-		return d, nil
-	} else if errors.Is(err, ErrClosed) {
+	if c.closed.Load() {
 		return Document{}, newError(opReadOrLoad, id, ErrClosed)
+	}
+	if d, ok := c.readLive(id, false); ok {
+		return d, nil
 	}
 	v, err := load(ctx, c.idOfKey(id))
 	if err != nil {
@@ -249,10 +351,11 @@ func (c *Collection) storeLoaded(id string, v any) (Document, error) {
 		}
 		return Document{}, newErrorDetail(opLoad, id, ErrInvalidDocument, what)
 	}
-	// Create validates the entry's JSON again; it cannot fail on it.
-	src := &Document{e: e}
+	// Stored as Create stores it, from the entry prepared here. A commit
+	// that fails its condition leaves its entry as it was, so the entry
+	// goes in again after a conflict.
 	for {
-		d, err := c.write(opLoad, src, mustNotExist, "", false, nil)
+		d, err := c.writeEntry(opLoad, e, mustNotExist, "", false)
 		if !errors.Is(err, ErrConflict) {
 			return d, c.loadError(id, err)
 		}
@@ -319,10 +422,18 @@ func loadChain(ctx context.Context, c *Collection, id string) (*loadCall, bool) 
 // loadTable has, so that misses of different ids seldom wait for each other.
 const loadPartBits = 4
 
-// loadTable holds a Collection's loads in progress, by id. Its zero value is
-// an empty table: each part makes its map on first use.
+// loadTable holds a Collection's loads in progress, by id, and its idle
+// loaders. Its zero value is an empty table: each part makes its map on
+// first use.
 type loadTable struct {
 	parts [1 << loadPartBits]loadPart
+
+	// loadersMu protects idle and closed.
+	loadersMu sync.Mutex
+	idle      []*loader // the loaders that wait for a load, at most maxIdleLoaders
+	closed    bool      // set by Close: no loader waits any longer
+
+	ending sync.WaitGroup // the idle loaders Close woke, until they end
 }
 
 // loadPart holds the loads in progress of the ids that hash to it.
@@ -353,10 +464,16 @@ type loadCall struct {
 	c      *Collection
 	id     string
 	up     *loadCall // the load values comes from, if any: the chain ErrLoadCycle looks up
+	p      *loadPart // the part of the table that holds it
+	load   func(context.Context, string) (any, error)
+	ctx    context.Context // the load's context: context.WithCancel of the loadCall
 
 	done chan struct{} // closed once doc and err are set
 	doc  Document
 	err  error
+	// finished is set when done is closed: by the load, or by Close;
+	// the part's mu protects it.
+	finished bool
 	// waiters is how many callers wait for done; the part's mu protects
 	// it. When the last one leaves before done is closed, the load is
 	// abandoned: it leaves the table and its context is cancelled.
@@ -374,6 +491,17 @@ func (l *loadCall) Value(key any) any {
 		return l
 	}
 	return l.values.Value(key)
+}
+
+// finishLocked gives doc and err to call's waiters, unless they have been
+// given a result already. The part's mu must be held.
+func (l *loadCall) finishLocked(doc Document, err error) {
+	if l.finished {
+		return
+	}
+	l.finished = true
+	l.doc, l.err = doc, err
+	close(l.done)
 }
 
 // leave takes a caller that stops waiting for call, the load of id, off its

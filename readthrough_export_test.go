@@ -23,3 +23,10 @@ func (c *Collection) LoadPart(id string) int {
 	}
 	panic("unreachable")
 }
+
+// IdleLoaders returns how many loaders wait for a load.
+func (c *Collection) IdleLoaders() int {
+	c.loads.loadersMu.Lock()
+	defer c.loads.loadersMu.Unlock()
+	return len(c.loads.idle)
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 
 	"github.com/ttlstore/ttlstore"
 )
@@ -794,6 +795,64 @@ func TestReadOrLoadClose(t *testing.T) {
 			}
 			assert.Equal(t, int32(1), g.calls.Load())
 		})
+	}
+}
+
+// Loaders are kept for the next loads, at most four idle whatever the
+// number of loads that ran at once; the loads they run next behave as the
+// first (a panic, runtime.Goexit, which ends its loader, then a load), and
+// Close ends the idle ones: no goroutine is left.
+func TestReadOrLoadLoaders(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	const n = 10
+	c, _ := newCollection(t, ttlstore.Options{})
+	base := runtime.NumGoroutine()
+	g := newGate(nil)
+	results := make([]<-chan result, n)
+	for i := range results {
+		results[i] = goReadOrLoad(c, context.Background(), fmt.Sprintf("k%d", i), g.load)
+	}
+	for range n {
+		awaitSignal(t, g.started, "a load")
+	}
+	assert.Zero(t, c.IdleLoaders(), "a loader is idle while every one runs a load")
+	close(g.release)
+	for _, ch := range results {
+		require.NoError(t, awaitSignal(t, ch, "a caller").err)
+	}
+	awaitIdleLoaders(t, c, base, 4)
+
+	for _, tt := range []struct {
+		name    string
+		load    func(context.Context, string) (any, error)
+		wantErr error
+	}{
+		{"panic", func(context.Context, string) (any, error) { panic("boom") }, ttlstore.ErrLoadPanicked},
+		{"runtime.Goexit", func(context.Context, string) (any, error) { runtime.Goexit(); return nil, nil }, ttlstore.ErrLoadPanicked},
+		{"load", loaded, nil},
+	} {
+		_, err := c.ReadOrLoad(context.Background(), "again", tt.load)
+		require.ErrorIs(t, err, tt.wantErr, tt.name)
+	}
+	d, err := c.Read("again")
+	require.NoError(t, err)
+	assert.Equal(t, "loaded", nameOf(t, d))
+	awaitIdleLoaders(t, c, base, 3) // the loader that called Goexit ended
+
+	require.NoError(t, c.Close())
+	assert.Zero(t, c.IdleLoaders())
+}
+
+// awaitIdleLoaders waits until n loaders of c wait for a load and the
+// process has n goroutines more than base: the other loaders have ended.
+// The deadline only guards against a hang.
+func awaitIdleLoaders(t *testing.T, c *ttlstore.Collection, base, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for c.IdleLoaders() != n || runtime.NumGoroutine() != base+n {
+		require.True(t, time.Now().Before(deadline), "timed out waiting for %d idle loaders and %d goroutines; %d and %d",
+			n, base+n, c.IdleLoaders(), runtime.NumGoroutine())
+		runtime.Gosched()
 	}
 }
 

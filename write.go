@@ -123,6 +123,13 @@ func (c *Collection) write(op string, doc any, mode writeMode, ifMatch string, c
 			return Document{}, err
 		}
 	}
+	return c.writeEntry(op, e, mode, ifMatch, checkMatch)
+}
+
+// writeEntry is write of e, an entry prepare built: it checks its weight
+// and runs its commit. ReadOrLoad stores what a load returned with it,
+// having prepared the entry to check its id.
+func (c *Collection) writeEntry(op string, e *entry, mode writeMode, ifMatch string, checkMatch bool) (Document, error) {
 	if err := c.checkWeight(op, e); err != nil {
 		return Document{}, err
 	}
