@@ -3,6 +3,7 @@ package ttlstore
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"testing"
 	"time"
 
@@ -132,12 +133,18 @@ func TestSweepBatchSkipsHidden(t *testing.T) {
 		OnExpire: func(d Document) { reported = append(reported, d.ID()) }})
 	require.NoError(t, err)
 	defer c.Close()
-	for _, doc := range []string{`{"id":"a","p":1}`, `{"id":"b","p":1}`, `{"id":"c","p":2}`} {
+	pk := PartitionKeyNumber(1)
+	s, _ := c.shardFor(pk.encoding())
+	// c's partition in another shard than pk's, whatever the hash seed:
+	// the batch below is s's alone, and c is for Sweep to report.
+	other := 2
+	for t, _ := c.shardFor(PartitionKeyNumber(float64(other)).encoding()); t == s; t, _ = c.shardFor(PartitionKeyNumber(float64(other)).encoding()) {
+		other++
+	}
+	for _, doc := range []string{`{"id":"a","p":1}`, `{"id":"b","p":1}`, `{"id":"c","p":` + strconv.Itoa(other) + `}`} {
 		_, err := c.Upsert(doc)
 		require.NoError(t, err)
 	}
-	pk := PartitionKeyNumber(1)
-	s, _ := c.shardFor(pk.encoding())
 	require.NoError(t, c.DeletePartition(pk))
 	clk.Add(10 * time.Second)
 	var b sweepBuffers
