@@ -388,7 +388,7 @@ func newCollection(op string, opts Options) (*Collection, int32, error) {
 		if fo.RetainBytes == 0 {
 			fo.RetainBytes = DefaultFeedRetainBytes
 		}
-		c.feed = newFeed(rand.Uint64(), fo.RetainBytes, int64(fo.RetainFor/time.Second), false)
+		c.feed = newFeed(rand.Uint64(), fo.RetainBytes, int64(fo.RetainFor/time.Second))
 	}
 	c.lim.maxDocs.Store(int64(opts.MaxDocuments))
 	c.lim.maxBytes.Store(opts.MaxBytes)

@@ -347,7 +347,7 @@ func (d *durable) openFeed(c *Collection) error {
 	if err != nil {
 		return err
 	}
-	f.id, f.durable = id, true
+	f.id = id
 	d.feedKeep = f.retainBytes
 	d.log.feed = f
 	return nil

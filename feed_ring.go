@@ -46,7 +46,6 @@ type feed struct {
 	id          uint64 // names the collection in tokens
 	retainBytes int64
 	retainFor   int64 // seconds; 0 for no bound in time
-	durable     bool  // LSNs come from the log, and publish follows it
 
 	// mu protects everything below.
 	mu    sync.Mutex
@@ -76,8 +75,8 @@ type feed struct {
 	_         [56]byte
 }
 
-func newFeed(id uint64, retainBytes, retainFor int64, durable bool) *feed {
-	return &feed{id: id, retainBytes: retainBytes, retainFor: retainFor, durable: durable,
+func newFeed(id uint64, retainBytes, retainFor int64) *feed {
+	return &feed{id: id, retainBytes: retainBytes, retainFor: retainFor,
 		recs: make([]feedRec, 64), changed: make(chan struct{})}
 }
 
