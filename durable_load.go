@@ -50,18 +50,11 @@ func (d *durable) load(c *Collection, policy SyncPolicy) error {
 			return d.corrupt(fileName(replay[0]+uint64(i), wal.KindLog), 0, "missing: logs "+strconv.FormatUint(replay[0], 10)+" to "+strconv.FormatUint(n, 10)+" must all be there")
 		}
 	}
-	// The change feed's logs before the snapshot, which load does not
-	// replay; replayLog hands it the groups of the others.
-	var fl *feedLoad
-	if c.feed != nil {
-		fl = newFeedLoad(c.feed)
-		for _, n := range logs {
-			if n < base {
-				if err := d.feedLog(c, fl, n); err != nil {
-					return err
-				}
-			}
-		}
+	// The change feed reads the logs before the snapshot; replayLog
+	// hands it the groups of the others.
+	fl, err := d.feedOldLogs(c, logs, base)
+	if err != nil {
+		return err
 	}
 	var last replayed
 	for i, n := range replay {

@@ -400,3 +400,20 @@ func (d *durable) feedGroup(c *Collection, fl *feedLoad, group []logOp, count ui
 	fl.puts = puts
 	return err
 }
+
+// feedOldLogs starts the load of c's change feed (nil without one) with the
+// logs before base, the snapshot, which load does not replay.
+func (d *durable) feedOldLogs(c *Collection, logs []uint64, base uint64) (*feedLoad, error) {
+	if c.feed == nil {
+		return nil, nil
+	}
+	fl := newFeedLoad(c.feed)
+	for _, n := range logs {
+		if n < base {
+			if err := d.feedLog(c, fl, n); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return fl, nil
+}
