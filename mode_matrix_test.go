@@ -25,12 +25,15 @@ var collectionMode string
 
 // matrixModes are the modes, each a set of features.
 var matrixModes = map[string][]string{
-	"durable":   {"durable"},
-	"bounded":   {"bounded"},
-	"feed":      {"feed"},
-	"callbacks": {"callbacks"},
-	"typed":     {"typed"},
-	"all":       {"durable", "bounded", "feed", "callbacks", "typed"},
+	"durable": {"durable"},
+	"bounded": {"bounded"},
+	// The other eviction policies, each with the rest of the modes.
+	"bounded-soonest, all": {"bounded-soonest", "durable", "feed", "callbacks", "typed"},
+	"bounded-none, all":    {"bounded-none", "durable", "feed", "callbacks", "typed"},
+	"feed":                 {"feed"},
+	"callbacks":            {"callbacks"},
+	"typed":                {"typed"},
+	"all":                  {"durable", "bounded", "feed", "callbacks", "typed"},
 }
 
 // typedViews are the typed views of the collections made in typed mode:
@@ -144,8 +147,9 @@ func mapsKeys[V any](m map[string]V) func(func(string) bool) {
 
 // newInMode is newCollection's collection in collectionMode:
 //   - durable: on a MemFS of its own, compacting every few KiB;
-//   - bounded: a bound that holds the test's documents (1M documents, 1 GiB)
-//     under EvictColdest, so that every write takes the bound's path;
+//   - bounded, bounded-soonest, bounded-none: a bound that holds the test's
+//     documents (1M documents, 1 GiB) under EvictColdest, EvictSoonestExpiry
+//     or NoEviction, so that every write takes the bound's path;
 //   - feed: a change feed, which Cleanup replays and compares with the
 //     documents the collection holds;
 //   - callbacks: OnExpire and OnEvict that call back into the collection
@@ -154,8 +158,15 @@ func mapsKeys[V any](m map[string]V) func(func(string) bool) {
 func newInMode(t testing.TB, opts ttlstore.Options, m *clock.Mock) (*ttlstore.Collection, *clock.Mock) {
 	t.Helper()
 	has := func(f string) bool { return slices.Contains(matrixModes[collectionMode], f) }
-	if has("bounded") && opts.MaxDocuments == 0 && opts.MaxBytes == 0 {
-		opts.MaxDocuments, opts.MaxBytes, opts.Eviction = 1<<20, 1<<30, ttlstore.EvictColdest
+	if opts.MaxDocuments == 0 && opts.MaxBytes == 0 {
+		switch {
+		case has("bounded"):
+			opts.MaxDocuments, opts.MaxBytes, opts.Eviction = 1<<20, 1<<30, ttlstore.EvictColdest
+		case has("bounded-soonest"):
+			opts.MaxDocuments, opts.MaxBytes, opts.Eviction = 1<<20, 1<<30, ttlstore.EvictSoonestExpiry
+		case has("bounded-none"):
+			opts.MaxDocuments, opts.MaxBytes, opts.Eviction = 1<<20, 1<<30, ttlstore.NoEviction
+		}
 	}
 	if has("feed") && opts.ChangeFeed == (ttlstore.ChangeFeedOptions{}) {
 		opts.ChangeFeed = ttlstore.ChangeFeedOptions{RetainBytes: 64 << 20}
