@@ -238,18 +238,8 @@ func checkFeedAgainst(t testing.TB, c *ttlstore.Collection) {
 		}
 		require.NoError(t, err)
 		for _, ch := range page.Changes {
-			k := key{ch.PartitionKey.String(), ch.ID}
-			cur, has := state[k]
-			switch ch.Op {
-			case ttlstore.OpCreate, ttlstore.OpLoaded:
-				require.False(t, has, "feed: %s of %v, which it holds", ch.Op, k)
-			default:
-				require.Equal(t, cur, ch.PreviousETag, "feed: %s of %v", ch.Op, k)
-			}
-			if ch.Op == ttlstore.OpDelete || ch.Op == ttlstore.OpEvicted {
-				delete(state, k)
-			} else {
-				state[k] = ch.Document.ETag()
+			if why := feedFollow(state, key{ch.PartitionKey.String(), ch.ID}, ch); why != "" {
+				t.Fatal(why)
 			}
 		}
 		if len(page.Changes) == 0 {

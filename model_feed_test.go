@@ -1,6 +1,7 @@
 package ttlstore_test
 
 import (
+	"fmt"
 	"slices"
 
 	"pgregory.net/rapid"
@@ -31,22 +32,8 @@ func (mc *machine) checkFeed(rt *rapid.T, st model.Stats) {
 		}
 		require.NoError(rt, err, "ReadFeed")
 		for _, ch := range page.Changes {
-			cur, has := mc.feedState[ch.ID]
-			switch ch.Op {
-			case ttlstore.OpCreate, ttlstore.OpLoaded:
-				if has {
-					rt.Fatalf("feed: %s of %q, whose version %s it has not removed", ch.Op, ch.ID, cur)
-				}
-			default:
-				if !has || cur != ch.PreviousETag {
-					rt.Fatalf("feed: %s of %q names version %s; the feed's is %q (%v)", ch.Op, ch.ID, ch.PreviousETag, cur, has)
-				}
-			}
-			switch ch.Op {
-			case ttlstore.OpDelete, ttlstore.OpEvicted:
-				delete(mc.feedState, ch.ID)
-			default:
-				mc.feedState[ch.ID] = ch.Document.ETag()
+			if why := feedFollow(mc.feedState, ch.ID, ch); why != "" {
+				rt.Fatal(why)
 			}
 			if ch.TimeToLiveExpired {
 				expired = append(expired, ch.PreviousETag+" "+ch.ID)
@@ -74,4 +61,29 @@ func (mc *machine) checkFeed(rt *rapid.T, st model.Stats) {
 		}
 	}
 	requireEqual(rt, st.Live+st.Expired, len(mc.feedState), "documents by the feed (live, and expired not yet swept)")
+}
+
+// feedFollow applies ch, a change of the document k, to state, each
+// document's _etag by the feed read so far, and returns why ch does not
+// follow what state says ("" when it does): a create or a load only of a
+// document the feed has not shown, anything else only of the version the
+// feed last showed.
+func feedFollow[K comparable](state map[K]string, k K, ch ttlstore.Change) string {
+	cur, has := state[k]
+	switch ch.Op {
+	case ttlstore.OpCreate, ttlstore.OpLoaded:
+		if has {
+			return fmt.Sprintf("feed: %s of %v, whose version %s it has not removed", ch.Op, k, cur)
+		}
+	default:
+		if !has || cur != ch.PreviousETag {
+			return fmt.Sprintf("feed: %s of %v names version %s; the feed's is %q (%v)", ch.Op, k, ch.PreviousETag, cur, has)
+		}
+	}
+	if ch.Op == ttlstore.OpDelete || ch.Op == ttlstore.OpEvicted {
+		delete(state, k)
+	} else {
+		state[k] = ch.Document.ETag()
+	}
+	return ""
 }

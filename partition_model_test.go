@@ -297,16 +297,8 @@ func TestPartitionModel(t *testing.T) {
 				require.NoError(rt, err, "step %d: ReadFeed", step)
 				for _, ch := range page.Changes {
 					k := key{slices.Index(pks, ch.PartitionKey), ch.ID}
-					cur, has := feedState[k]
-					if ch.Op == ttlstore.OpCreate {
-						require.False(rt, has, "step %d: feed creates %v, which it holds", step, k)
-					} else {
-						require.Equal(rt, cur, ch.PreviousETag, "step %d: feed %s of %v", step, ch.Op, k)
-					}
-					if ch.Op == ttlstore.OpDelete || ch.Op == ttlstore.OpEvicted {
-						delete(feedState, k)
-					} else {
-						feedState[k] = ch.Document.ETag()
+					if why := feedFollow(feedState, k, ch); why != "" {
+						rt.Fatalf("step %d: %s", step, why)
 					}
 					if ch.TimeToLiveExpired {
 						expired = append(expired, fmt.Sprint(k, ch.PreviousETag))
