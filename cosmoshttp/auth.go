@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"hash"
 	"net/http"
 	"net/url"
 	"strings"
@@ -60,9 +61,34 @@ func (s *Server) authorize(r *http.Request, resType, link string) error {
 
 // sign returns the HMAC-SHA256 of the string to sign under the key.
 func (s *Server) sign(verb, resType, link, date string) []byte {
-	m := hmac.New(sha256.New, s.key)
-	m.Write([]byte(strings.ToLower(verb) + "\n" + strings.ToLower(resType) + "\n" + link + "\n" + strings.ToLower(date) + "\n\n"))
-	return m.Sum(nil)
+	m, _ := s.macs.Get().(hash.Hash)
+	if m == nil {
+		m = hmac.New(sha256.New, s.key)
+	}
+	m.Reset()
+	buf := make([]byte, 0, 64+len(link)+len(date))
+	buf = appendLower(buf, verb)
+	buf = append(buf, '\n')
+	buf = appendLower(buf, resType)
+	buf = append(append(buf, '\n'), link...)
+	buf = append(buf, '\n')
+	buf = appendLower(buf, date)
+	buf = append(buf, '\n', '\n')
+	m.Write(buf)
+	sum := m.Sum(buf[:0])
+	s.macs.Put(m)
+	return sum
+}
+
+func appendLower(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
 }
 
 // Sign returns the value of the Authorization header that signs a request

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/ttlstore/ttlstore"
+	"github.com/ttlstore/ttlstore/internal/cosmosql"
 )
 
 // Transactional batch: POST .../docs with x-ms-cosmos-is-batch-request,
@@ -44,14 +45,26 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request, ct *container) er
 	if len(ops) > ttlstore.MaxBatchOperations {
 		return errorf(http.StatusBadRequest, "the batch has %d operations; the limit is %d", len(ops), ttlstore.MaxBatchOperations)
 	}
-	b := new(ttlstore.Batch).In(pk)
-	statuses := make([]int, len(ops))
-	for i, op := range ops {
-		if statuses[i], err = addOp(b, op); err != nil {
-			return errorf(http.StatusBadRequest, "batch operation %d: %v", i, err)
+	// A conditional patch's condition is judged on the document as read
+	// before the batch, and the patch made conditional on that version's
+	// _etag; if another write came between, the batch fails at that
+	// operation with 412 and is tried again.
+	var docs []ttlstore.Document
+	var statuses []int
+	for try := 0; ; try++ {
+		var b *ttlstore.Batch
+		var conds []bool
+		b, statuses, conds, err = ct.buildBatch(pk, ops)
+		if err != nil {
+			return err
 		}
+		docs, err = ct.c.ExecuteBatch(b)
+		var be *ttlstore.BatchError
+		if try < 8 && errors.As(err, &be) && be.Index >= 0 && conds[be.Index] && errors.Is(err, ttlstore.ErrPreconditionFailed) {
+			continue
+		}
+		break
 	}
-	docs, err := ct.c.ExecuteBatch(b)
 	results := make([]batchResult, len(ops))
 	status := http.StatusOK
 	if err != nil {
@@ -65,9 +78,7 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request, ct *container) er
 		for i := range results {
 			results[i].StatusCode = http.StatusFailedDependency
 		}
-		if be.Index >= 0 && be.Index < len(results) {
-			results[be.Index].StatusCode = statusOf(be.Err)
-		}
+		results[be.Index].StatusCode = statusOf(be.Err)
 	} else {
 		minimal := r.Header.Get("Prefer") == "return=minimal"
 		for i, d := range docs {
@@ -90,60 +101,147 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request, ct *container) er
 	return nil
 }
 
-// addOp adds one operation to b and returns the status it answers when
-// the batch succeeds.
-func addOp(b *ttlstore.Batch, op batchOp) (int, error) {
+// buildBatch makes the ttlstore batch of ops, with the status each
+// operation answers if the batch succeeds, and which operations are
+// conditional patches made conditional on an _etag read here.
+//
+// An upsert answers 201 if it creates and 200 if it replaces: whether the
+// item exists is read before the batch, and followed through the batch's
+// own operations. A write between that read and the batch may make the
+// status the other one; the item stored is the same either way.
+func (ct *container) buildBatch(pk ttlstore.PartitionKey, ops []batchOp) (*ttlstore.Batch, []int, []bool, error) {
+	b := new(ttlstore.Batch).In(pk)
+	statuses := make([]int, len(ops))
+	conds := make([]bool, len(ops))
+	exists := map[string]bool{}
+	existsNow := func(id string) bool {
+		if e, ok := exists[id]; ok {
+			return e
+		}
+		_, err := ct.c.ReadIn(pk, id)
+		return err == nil
+	}
+	for i, op := range ops {
+		id := op.ID
+		if op.ResourceBody != nil && (op.OperationType == "Create" || op.OperationType == "Upsert" || op.OperationType == "Replace") {
+			id, _ = bodyID(op.ResourceBody)
+		}
+		var err error
+		switch op.OperationType {
+		case "Upsert":
+			statuses[i] = http.StatusOK
+			if op.IfMatch == "" && !existsNow(id) {
+				statuses[i] = http.StatusCreated
+			}
+			err = addOp(b, op)
+			exists[id] = true
+		case "Patch":
+			statuses[i] = http.StatusOK
+			conds[i], err = ct.addPatch(b, pk, op, exists)
+		default:
+			statuses[i], err = opStatus(op.OperationType)
+			if err == nil {
+				err = addOp(b, op)
+			}
+			switch op.OperationType {
+			case "Create", "Replace":
+				exists[id] = true
+			case "Delete":
+				exists[id] = false
+			}
+		}
+		if err != nil {
+			return nil, nil, nil, errorf(http.StatusBadRequest, "batch operation %d: %v", i, err)
+		}
+	}
+	return b, statuses, conds, nil
+}
+
+// neverETag is an _etag no document has: a patch made conditional on it
+// fails with 412 at its place in the batch.
+const neverETag = "\x00"
+
+// addPatch adds a patch operation; with a condition, it is judged on the
+// document as read now, and the patch made conditional on that version's
+// _etag (or on one no document has, when the condition is false). It
+// returns true when it read the _etag itself.
+func (ct *container) addPatch(b *ttlstore.Batch, pk ttlstore.PartitionKey, op batchOp, exists map[string]bool) (bool, error) {
+	var p struct {
+		Operations json.RawMessage `json:"operations"`
+		Condition  string          `json:"condition"`
+	}
+	if err := json.Unmarshal(op.ResourceBody, &p); err != nil {
+		return false, err
+	}
+	pops, err := ttlstore.ParsePatch(p.Operations)
+	if err != nil {
+		return false, err
+	}
+	m := unquote(op.IfMatch)
+	if p.Condition == "" {
+		if m != "" {
+			b.PatchIfMatch(op.ID, pops, m)
+		} else {
+			b.Patch(op.ID, pops)
+		}
+		return false, nil
+	}
+	if _, seen := exists[op.ID]; seen {
+		return false, errorf(http.StatusBadRequest, "a conditional patch of %q after another operation on it in the same batch is not supported", op.ID)
+	}
+	q, err := cosmosql.ParseCondition(p.Condition)
+	if err != nil {
+		return false, err
+	}
+	cur, err := ct.c.ReadIn(pk, op.ID)
+	if err != nil {
+		b.Patch(op.ID, pops) // fails in its place with ErrNotFound
+		return false, nil
+	}
+	if (m != "" && cur.ETag() != m) || !q.Match(ct.docJSON(nil, cur)) {
+		b.PatchIfMatch(op.ID, pops, neverETag)
+		return false, nil
+	}
+	b.PatchIfMatch(op.ID, pops, cur.ETag())
+	return true, nil
+}
+
+func opStatus(kind string) (int, error) {
+	switch kind {
+	case "Create":
+		return http.StatusCreated, nil
+	case "Replace", "Read":
+		return http.StatusOK, nil
+	case "Delete":
+		return http.StatusNoContent, nil
+	}
+	return 0, errorf(http.StatusBadRequest, "operationType %q is not one of Create, Upsert, Replace, Read, Delete, Patch", kind)
+}
+
+// addOp adds one operation other than a patch to b.
+func addOp(b *ttlstore.Batch, op batchOp) error {
 	body := stripSystem(op.ResourceBody)
 	m := unquote(op.IfMatch)
 	switch op.OperationType {
 	case "Create":
 		b.Create(body)
-		return http.StatusCreated, nil
-	case "Upsert":
-		if m != "" {
+	case "Upsert", "Replace":
+		switch {
+		case m != "":
 			b.ReplaceIfMatch(body, m)
-		} else {
+		case op.OperationType == "Upsert":
 			b.Upsert(body)
-		}
-		return http.StatusOK, nil
-	case "Replace":
-		if m != "" {
-			b.ReplaceIfMatch(body, m)
-		} else {
+		default:
 			b.Replace(body)
 		}
-		return http.StatusOK, nil
 	case "Read":
 		b.Read(op.ID)
-		return http.StatusOK, nil
 	case "Delete":
 		if m != "" {
 			b.DeleteIfMatch(op.ID, m)
 		} else {
 			b.Delete(op.ID)
 		}
-		return http.StatusNoContent, nil
-	case "Patch":
-		var p struct {
-			Operations json.RawMessage `json:"operations"`
-			Condition  string          `json:"condition"`
-		}
-		if err := json.Unmarshal(op.ResourceBody, &p); err != nil {
-			return 0, err
-		}
-		if p.Condition != "" {
-			return 0, errorf(http.StatusBadRequest, "a conditional patch (condition %q) is not supported in a batch", p.Condition)
-		}
-		ops, err := ttlstore.ParsePatch(p.Operations)
-		if err != nil {
-			return 0, err
-		}
-		if m != "" {
-			b.PatchIfMatch(op.ID, ops, m)
-		} else {
-			b.Patch(op.ID, ops)
-		}
-		return http.StatusOK, nil
 	}
-	return 0, errorf(http.StatusBadRequest, "operationType %q is not one of Create, Upsert, Replace, Read, Delete, Patch", op.OperationType)
+	return nil
 }

@@ -310,12 +310,16 @@ func parsePK(h string) (pk ttlstore.PartitionKey, ok bool, err error) {
 	if h == "" {
 		return pk, false, nil
 	}
+	// The common case, a plain string: ["abc"].
+	if len(h) >= 4 && h[:2] == `["` && h[len(h)-2:] == `"]` && !strings.ContainsAny(h[2:len(h)-2], `"\\`) {
+		return ttlstore.PartitionKeyString(h[2 : len(h)-2]), true, nil
+	}
 	var vals []json.RawMessage
 	if err := json.Unmarshal([]byte(h), &vals); err != nil {
 		// The Go SDK quotes strings with strconv.QuoteToASCII, which writes
 		// \U0001f600 and \x01 where JSON has surrogate pairs and \u0001.
 		inner := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(h, "["), "]"))
-		if s, uerr := strconv.Unquote(inner); uerr == nil && strings.HasPrefix(inner, `"`) {
+		if s, uerr := strconv.Unquote(inner); uerr == nil && strings.HasPrefix(h, `["`) && strings.HasSuffix(h, `"]`) {
 			return ttlstore.PartitionKeyString(s), true, nil
 		}
 		return pk, false, errorf(http.StatusBadRequest, "the partition key header %q is not a JSON array", h)

@@ -111,16 +111,24 @@ func (ct *container) snapshot(pk ttlstore.PartitionKey, scoped bool) [][]byte {
 	} else {
 		seq = ct.c.Query(nil)
 	}
-	var list []ttlstore.Document
-	for d := range seq {
-		list = append(list, d)
+	type keyed struct {
+		pk string
+		d  ttlstore.Document
 	}
-	slices.SortFunc(list, func(a, b ttlstore.Document) int {
-		return cmp.Or(strings.Compare(a.PartitionKey().String(), b.PartitionKey().String()), strings.Compare(a.ID(), b.ID()))
+	var list []keyed
+	for d := range seq {
+		k := keyed{d: d}
+		if !scoped {
+			k.pk = d.PartitionKey().String()
+		}
+		list = append(list, k)
+	}
+	slices.SortFunc(list, func(a, b keyed) int {
+		return cmp.Or(strings.Compare(a.pk, b.pk), strings.Compare(a.d.ID(), b.d.ID()))
 	})
 	out := make([][]byte, len(list))
-	for i, d := range list {
-		out[i] = ct.docJSON(nil, d)
+	for i, k := range list {
+		out[i] = ct.docJSON(nil, k.d)
 	}
 	return out
 }

@@ -66,6 +66,7 @@ type Server struct {
 	key  []byte
 
 	maxDoc int
+	macs   sync.Pool // of hash.Hash: HMAC-SHA256 under key, reset before use
 
 	mu     sync.RWMutex // mu protects dbs, their colls, and closed
 	dbs    map[string]*database
@@ -236,29 +237,43 @@ func readBody(r *http.Request, limit int) ([]byte, error) {
 }
 
 // writeJSON answers status with body and the headers every answer carries.
+// The constant headers are set as canonical keys with shared values, which
+// costs no allocation (net/http does not change a value it sends).
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("x-ms-request-charge", "1")
-	h.Set("x-ms-activity-id", activityID())
+	h["Content-Type"] = hvJSON
+	h["X-Ms-Request-Charge"] = hvCharge
+	h["X-Ms-Activity-Id"] = []string{activityID()}
 	// Every answer carries a session token, as Cosmos DB's do: the SDKs
 	// keep it and send it back. One replica holds everything here, so any
 	// token is as good as another.
-	h.Set("x-ms-session-token", "0:-1#1")
+	h["X-Ms-Session-Token"] = hvSession
 	if body == nil {
 		w.WriteHeader(status)
 		return
 	}
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(status)
 	w.Write(body)
 }
+
+var (
+	hvJSON    = []string{"application/json"}
+	hvCharge  = []string{"1"}
+	hvSession = []string{"0:-1#1"}
+)
 
 var activityN atomic.Uint64
 
 // activityID returns a fresh x-ms-activity-id, in the GUID form clients
 // log.
 func activityID() string {
+	var b [36]byte
+	copy(b[:], "00000000-0000-0000-0000-000000000000")
 	n := activityN.Add(1)
-	return fmt.Sprintf("00000000-0000-0000-0000-%012x", n&0xffffffffffff)
+	for i := 35; i > 23 && n > 0; i-- {
+		b[i] = "0123456789abcdef"[n&15]
+		n >>= 4
+	}
+	return string(b[:])
 }
