@@ -163,7 +163,7 @@ func writeFileSync(path string, data []byte) error {
 	}
 	_, err = f.Write(data)
 	if err == nil {
-		err = f.Sync()
+		err = syncFile(f)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -180,6 +180,10 @@ func writeFileSync(path string, data []byte) error {
 	}
 	return nil
 }
+
+// syncFile syncs f; tests replace it to fail as a full disk or a failed
+// fsync does.
+var syncFile = (*os.File).Sync
 
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
@@ -250,6 +254,9 @@ func (s *Server) load() error {
 	dbDirs, _ := filepath.Glob(filepath.Join(s.opts.Dir, "db-*"))
 	for _, dd := range dbDirs {
 		var p dbProps
+		if !s.created(dd, "database.json") {
+			continue
+		}
 		if err := readJSON(filepath.Join(dd, "database.json"), &p); err != nil {
 			return err
 		}
@@ -257,6 +264,9 @@ func (s *Server) load() error {
 		s.dbs[p.ID] = db
 		collDirs, _ := filepath.Glob(filepath.Join(dd, "coll-*"))
 		for _, cd := range collDirs {
+			if !s.created(cd, "container.json") {
+				continue
+			}
 			ct := &container{db: db, dir: cd}
 			if err := readJSON(filepath.Join(cd, "container.json"), &ct.props); err != nil {
 				return err
@@ -271,6 +281,18 @@ func (s *Server) load() error {
 		}
 	}
 	return nil
+}
+
+// created reports whether dir's properties file exists: a database or
+// container is created when its file is renamed into place, its last step.
+// A directory without one is from a create that failed or was cut short
+// by a crash, never acknowledged: it is moved to the trash.
+func (s *Server) created(dir, file string) bool {
+	if _, err := os.Stat(filepath.Join(dir, file)); err == nil || !errors.Is(err, os.ErrNotExist) {
+		return true // present, or unreadable: readJSON says which
+	}
+	s.trash(dir)
+	return false
 }
 
 func readJSON(path string, v any) error {

@@ -2,9 +2,11 @@ package cosmoshttp
 
 import (
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -101,5 +103,76 @@ func TestDurableLocked(t *testing.T) {
 	if err == nil {
 		s2.Close()
 		t.Fatal("a second server opened a directory in use")
+	}
+}
+
+// TestDurableDiskFailures: when the disk refuses a properties file (a full
+// disk, a failed fsync), the create or replace answers 500 and changes
+// nothing, now and after a restart.
+func TestDurableDiskFailures(t *testing.T) {
+	tests := []struct{ name, method, path, body string }{
+		{"create database", "POST", "/dbs", `{"id":"new"}`},
+		{"create container", "POST", "/dbs/db/colls", `{"id":"new","partitionKey":{"paths":["/pk"]}}`},
+		{"replace container", "PUT", "/dbs/db/colls/c", `{"id":"c","partitionKey":{"paths":["/pk"]},"defaultTtl":5}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s, mock := newTestServer(t, Options{Dir: dir})
+			before := dump(s)
+			syncFile = func(*os.File) error { return syscall.ENOSPC }
+			w := call(t, s, "", tt.method, tt.path, nil, tt.body)
+			syncFile = (*os.File).Sync
+			if w.Code != http.StatusInternalServerError {
+				t.Fatalf("status %d: %s", w.Code, w.Body)
+			}
+			if _, msg := errorBody(t, w); !strings.Contains(msg, "no space") {
+				t.Fatalf("message %q does not say what failed", msg)
+			}
+			if after := dump(s); after != before {
+				t.Fatalf("a failed write changed the server:\n%s\n---\n%s", before, after)
+			}
+			s.Close()
+			s2, err := New(Options{Dir: dir, Clock: mock})
+			if err != nil {
+				t.Fatalf("restart after a failed write: %v", err)
+			}
+			defer s2.Close()
+			if after := dump(s2); after != before {
+				t.Fatalf("after a restart:\n%s\n---\n%s", after, before)
+			}
+			mock.Add(10 * time.Second) // defaultTtl 5 must not have taken hold
+			if w := call(t, s2, "", "GET", "/dbs/db/colls/c/docs/a", map[string]string{hdrPK: `["p"]`}, ""); w.Code != 200 {
+				t.Fatalf("read after 10 s: %d", w.Code)
+			}
+		})
+	}
+}
+
+// TestDurableUnfinishedCreate: a database or container directory without
+// its properties file (a create a crash cut short) is not loaded, and is
+// cleared away.
+func TestDurableUnfinishedCreate(t *testing.T) {
+	dir := t.TempDir()
+	s, mock := newTestServer(t, Options{Dir: dir})
+	before := dump(s)
+	s.Close()
+	for _, d := range []string{filepath.Join(dir, "db-half"), filepath.Join(dir, "db-db", "coll-half", "data")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s2, err := New(Options{Dir: dir, Clock: mock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if after := dump(s2); after != before {
+		t.Fatalf("after a restart:\n%s\n---\n%s", after, before)
+	}
+	for _, d := range []string{filepath.Join(dir, "db-half"), filepath.Join(dir, "db-db", "coll-half")} {
+		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("%s is still there: %v", d, err)
+		}
 	}
 }

@@ -109,6 +109,7 @@ func (s *Server) createDatabase(w http.ResponseWriter, r *http.Request) error {
 		}
 		b, _ := json.Marshal(db.props)
 		if err := writeFileSync(filepath.Join(db.dir, "database.json"), b); err != nil {
+			os.RemoveAll(db.dir)
 			return err
 		}
 	}
