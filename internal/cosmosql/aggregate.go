@@ -65,10 +65,11 @@ func (q *Query) executeAggregate(docs iter.Seq[[]byte], skip, take int) ([]json.
 	for i, it := range q.items {
 		accs[i] = accumulator{name: it.e.(*aggExpr).name, best: undefined}
 	}
+	scratch := q.scratch() // the accumulators keep member values, never the document
 	i := -1
 	for raw := range docs {
 		i++
-		doc, err := decodeJSON(raw)
+		doc, err := q.decode(raw, scratch)
 		if err != nil {
 			return nil, fmt.Errorf("cosmosql: document %d is not valid JSON: %v", i, err)
 		}

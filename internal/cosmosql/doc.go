@@ -7,7 +7,11 @@
 // ("FROM c WHERE ...").
 //
 // A parsed [Query] is immutable: Match and Execute may be called from any
-// number of goroutines at once.
+// number of goroutines at once. Unless a query uses the document as a whole
+// (c itself in an expression, c[...] with a computed name), Match and
+// Execute decode only the top-level members it reads (c.x, c["x"], c.x.y),
+// skipping the bytes of the others while still validating them; results and
+// errors are the same as decoding every document in full.
 //
 // # Grammar
 //

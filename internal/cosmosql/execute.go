@@ -12,14 +12,15 @@ import (
 // condition must evaluate to exactly true. A query without WHERE matches
 // every valid document. Match never errors: a malformed doc is false.
 func (q *Query) Match(doc []byte) bool {
-	v, err := decodeJSON(doc)
+	v, err := q.decode(doc, nil)
 	if err != nil {
 		return false
 	}
 	return q.where == nil || truthy(q.where.eval(v))
 }
 
-// row is one document that passed WHERE: its bytes, its decoded value and its ORDER BY key.
+// row is one document that passed WHERE: its bytes, its decoded value (nil
+// for SELECT *, which projects the bytes) and its ORDER BY key.
 type row struct {
 	raw []byte
 	doc any
@@ -40,13 +41,17 @@ func (q *Query) Execute(docs iter.Seq[[]byte]) ([]json.RawMessage, error) {
 	}
 	var rows []row
 	out := []json.RawMessage{}
+	var scratch map[string]any // ORDER BY rows keep their documents unless SELECT * projects none
+	if q.orderBy == nil || q.star {
+		scratch = q.scratch()
+	}
 	i := -1
 	for raw := range docs {
 		i++
 		if take == 0 {
 			break
 		}
-		doc, err := decodeJSON(raw)
+		doc, err := q.decode(raw, scratch)
 		if err != nil {
 			return nil, fmt.Errorf("cosmosql: document %d is not valid JSON: %v", i, err)
 		}
@@ -54,7 +59,11 @@ func (q *Query) Execute(docs iter.Seq[[]byte]) ([]json.RawMessage, error) {
 			continue
 		}
 		if q.orderBy != nil {
-			rows = append(rows, row{raw: slices.Clone(raw), doc: doc, key: q.orderBy.eval(doc)})
+			r := row{raw: slices.Clone(raw), key: q.orderBy.eval(doc)}
+			if !q.star {
+				r.doc = doc
+			}
+			rows = append(rows, r)
 			continue
 		}
 		if skip > 0 {

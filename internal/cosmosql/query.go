@@ -17,6 +17,8 @@ type Query struct {
 	where   expr         // nil when absent
 	orderBy expr         // nil when absent; a property path
 	desc    bool
+	fields  []string // the top-level members the query reads (see planDecode)
+	whole   bool     // the query needs the whole decoded document
 }
 
 // selectItem is one projected expression and the name it is projected under.
@@ -87,7 +89,11 @@ func (p *parser) rest(q *Query) error {
 	if t := p.peek(); t.kind != tEOF {
 		return syntaxErr(t.off, "end of query", t)
 	}
-	return q.check(alias)
+	if err := q.check(alias); err != nil {
+		return err
+	}
+	q.planDecode()
+	return nil
 }
 
 // fromClause parses "<name> [[AS] alias]" and returns the alias documents are bound to.
