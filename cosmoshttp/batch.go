@@ -173,7 +173,7 @@ func (ct *container) addPatch(b *ttlstore.Batch, pk ttlstore.PartitionKey, op ba
 	if err := json.Unmarshal(op.ResourceBody, &p); err != nil {
 		return false, err
 	}
-	pops, err := ttlstore.ParsePatch(p.Operations)
+	pops, err := parsePatchOps(p.Operations)
 	if err != nil {
 		return false, err
 	}

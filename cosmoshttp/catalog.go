@@ -8,13 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/ttlstore/ttlstore"
 )
@@ -24,15 +24,17 @@ import (
 //
 // With Options.Dir, the catalog is kept on disk:
 //
-//	Dir/db-<escaped id>/database.json              the database's properties
-//	Dir/db-<escaped id>/coll-<escaped id>/container.json   the container's
-//	Dir/db-<escaped id>/coll-<escaped id>/data/    its durable collection (ttlstore.Open)
-//	Dir/trash/                                     what a delete moved aside, removed at once and at start
+//	Dir/db-<rid>/database.json                   the database's properties, its id among them
+//	Dir/db-<rid>/coll-<rid>/container.json       the container's
+//	Dir/db-<rid>/coll-<rid>/data/                its durable collection (ttlstore.Open)
+//	Dir/trash/                                   what a delete moved aside, removed at once and at start
 //
-// where <escaped id> is url.PathEscape of the id: the "db-" and "coll-"
-// prefixes keep any id, "." and ".." included, a plain name inside its
-// parent. A properties file is replaced by writing a temporary file,
-// syncing it, renaming it over the old one and syncing the directory.
+// where <rid> is the resource's _rid (base64, '-' for '/'): a name of a
+// fixed, short length made of safe characters whatever the id, so that no
+// id, however long or strange ("..", 255 '%'), can name a path outside Dir
+// or one the file system refuses. A properties file is replaced by writing
+// a temporary file, syncing it, renaming it over the old one and syncing
+// the directory.
 
 // database is one database: its properties and containers.
 type database struct {
@@ -92,14 +94,14 @@ type pkDefinition struct {
 }
 
 // checkID refuses a database or container id that Cosmos DB refuses, or
-// that could not name a directory: empty, longer than 255 characters,
+// that Cosmos DB refuses: empty, longer than 255 characters,
 // with '/', '\\', '?' or '#', a control character, or a trailing space.
 func checkID(kind, id string) error {
 	switch {
 	case id == "":
 		return errorf(http.StatusBadRequest, "the %s id is empty", kind)
-	case len(id) > 255:
-		return errorf(http.StatusBadRequest, "the %s id is %d bytes long; the limit is 255", kind, len(id))
+	case utf8.RuneCountInString(id) > 255:
+		return errorf(http.StatusBadRequest, "the %s id is %d characters long; the limit is 255", kind, utf8.RuneCountInString(id))
 	case strings.ContainsAny(id, "/\\?#"):
 		return errorf(http.StatusBadRequest, "the %s id %q contains '/', '\\', '?' or '#'", kind, id)
 	case strings.HasSuffix(id, " "):
@@ -306,7 +308,8 @@ func readJSON(path string, v any) error {
 	return nil
 }
 
-func dirName(prefix, id string) string { return prefix + url.PathEscape(id) }
+// dirName is the directory of a resource, by its _rid.
+func dirName(prefix, rid string) string { return prefix + rid }
 
 // sortedKeys returns m's keys in order, so that lists are stable.
 func sortedKeys[V any](m map[string]V) []string {

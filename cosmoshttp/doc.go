@@ -94,8 +94,9 @@
 // answered 401. The date is not checked against the clock (see authorize):
 // this is a test endpoint whose clock may be a mock. Database and container
 // ids that Cosmos DB refuses ('/', '\\', '?', '#', control characters,
-// over 255 bytes) are refused, and on disk every id is escaped under a
-// prefix, so no id can name a path outside Options.Dir.
+// over 255 characters) are refused, and on disk a database or container is
+// a directory named by its _rid, never by its id, so no id can name a path
+// outside Options.Dir.
 //
 // # Not served
 //

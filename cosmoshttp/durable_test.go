@@ -38,8 +38,19 @@ func TestDurableRestart(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "db-..")); err != nil {
-		t.Fatalf("the database named .. is not in its own directory: %v", err)
+	// The database named ".." is a directory of its own, like any other.
+	names, _ := filepath.Glob(filepath.Join(dir, "*"))
+	dbs := 0
+	for _, n := range names {
+		switch b := filepath.Base(n); {
+		case strings.HasPrefix(b, "db-"):
+			dbs++
+		case b != "trash":
+			t.Fatalf("%s in the directory", b)
+		}
+	}
+	if dbs != 2 {
+		t.Fatalf("%d database directories, want 2: %v", dbs, names)
 	}
 	s2, err := New(Options{Dir: dir, Clock: mock})
 	if err != nil {
@@ -74,7 +85,11 @@ func TestDurableDamage(t *testing.T) {
 	dir := t.TempDir()
 	s, _ := newTestServer(t, Options{Dir: dir})
 	s.Close()
-	coll := filepath.Join(dir, "db-db", "coll-c")
+	colls, _ := filepath.Glob(filepath.Join(dir, "db-*", "coll-*"))
+	if len(colls) != 1 {
+		t.Fatalf("container directories: %v", colls)
+	}
+	coll := colls[0]
 	if err := os.WriteFile(filepath.Join(coll, "container.json.tmp"), []byte(`{"id":"c","parti`), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +172,8 @@ func TestDurableUnfinishedCreate(t *testing.T) {
 	s, mock := newTestServer(t, Options{Dir: dir})
 	before := dump(s)
 	s.Close()
-	for _, d := range []string{filepath.Join(dir, "db-half"), filepath.Join(dir, "db-db", "coll-half", "data")} {
+	dbDirs, _ := filepath.Glob(filepath.Join(dir, "db-*"))
+	for _, d := range []string{filepath.Join(dir, "db-half"), filepath.Join(dbDirs[0], "coll-half", "data")} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -170,7 +186,7 @@ func TestDurableUnfinishedCreate(t *testing.T) {
 	if after := dump(s2); after != before {
 		t.Fatalf("after a restart:\n%s\n---\n%s", after, before)
 	}
-	for _, d := range []string{filepath.Join(dir, "db-half"), filepath.Join(dir, "db-db", "coll-half")} {
+	for _, d := range []string{filepath.Join(dir, "db-half"), filepath.Join(dbDirs[0], "coll-half")} {
 		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("%s is still there: %v", d, err)
 		}

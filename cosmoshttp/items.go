@@ -158,7 +158,7 @@ func (s *Server) patchItem(w http.ResponseWriter, r *http.Request, ct *container
 	if err := json.Unmarshal(body, &req); err != nil {
 		return errorf(http.StatusBadRequest, "the patch is not a JSON object with operations: %v", err)
 	}
-	ops, err := ttlstore.ParsePatch(req.Operations)
+	ops, err := parsePatchOps(req.Operations)
 	if err != nil {
 		return err
 	}
@@ -184,6 +184,16 @@ func (s *Server) patchItem(w http.ResponseWriter, r *http.Request, ct *container
 		return err
 	}
 	return ct.writeDoc(w, r, http.StatusOK, d, true)
+}
+
+// parsePatchOps reads a patch's operations; more than Cosmos DB's ten is a
+// bad request (400), not a size (ttlstore's ErrTooLarge).
+func parsePatchOps(raw json.RawMessage) ([]ttlstore.PatchOp, error) {
+	ops, err := ttlstore.ParsePatch(raw)
+	if err == nil && len(ops) > ttlstore.DefaultMaxPatchOperations {
+		err = errorf(http.StatusBadRequest, "the patch has %d operations; the limit is %d", len(ops), ttlstore.DefaultMaxPatchOperations)
+	}
+	return ops, err
 }
 
 // itemBody reads an item's JSON, refusing it with 413 past the document

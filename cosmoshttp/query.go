@@ -1,8 +1,9 @@
 package cosmoshttp
 
 import (
-	"cmp"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"iter"
 	"net/http"
 	"slices"
@@ -17,11 +18,12 @@ import (
 // containers; and the plain list of items (GET .../docs).
 //
 // A query runs over a snapshot of the live items (ttlstore's Query or
-// QueryIn: nothing expired is in it, COUNT included) sorted by partition key
-// and id, so that pages cut from it are stable: a page's continuation is
-// the number of results before it, and the next page runs the query again
-// and skips them. Writes between two pages may move results across the cut,
-// as in Cosmos DB, whose continuations promise no snapshot either.
+// QueryIn: nothing expired is in it, COUNT included) in order of partition
+// key and id. A page's continuation is the position after its last result
+// (its key, and its ORDER BY value): the next page runs the query again and
+// resumes after it, so an item that stays in the results while a client
+// pages is returned exactly once, whatever else is written, deleted or
+// expires between pages.
 
 // defaultPage is the page size when the request sets none
 // (x-ms-max-item-count absent or -1).
@@ -63,13 +65,13 @@ func (ct *container) runPaged(w http.ResponseWriter, r *http.Request, q *cosmosq
 	if err != nil {
 		return err
 	}
-	skip := 0
+	after := ""
 	if c := r.Header.Get("x-ms-continuation"); c != "" {
-		n, err := strconv.Atoi(strings.TrimPrefix(c, "skip:"))
-		if err != nil || n < 0 || !strings.HasPrefix(c, "skip:") {
+		b, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(c, contPrefix))
+		if err != nil || !strings.HasPrefix(c, contPrefix) {
 			return errorf(http.StatusBadRequest, "the continuation %q is not one this endpoint issued", c)
 		}
-		skip = n
+		after = string(b)
 	}
 	max := defaultPage
 	if m := r.Header.Get("x-ms-max-item-count"); m != "" {
@@ -81,30 +83,46 @@ func (ct *container) runPaged(w http.ResponseWriter, r *http.Request, q *cosmosq
 			max = n
 		}
 	}
-	docs := ct.snapshot(pk, scoped)
-	var results []json.RawMessage
 	if q == nil {
+		q = selectAll
+	}
+	docs := ct.snapshot(pk, scoped)
+	results, next, err := q.Page(func(yield func(string, []byte) bool) {
 		for _, d := range docs {
-			results = append(results, d)
+			if !yield(d.key, d.json) {
+				return
+			}
 		}
-	} else if results, err = q.Execute(slices.Values(docs)); err != nil {
+	}, after, max)
+	if errors.Is(err, cosmosql.ErrPosition) {
+		return errorf(http.StatusBadRequest, "the continuation is not one this query issued")
+	}
+	if err != nil {
 		return err
 	}
-	if skip > len(results) {
-		skip = len(results)
+	if next != "" {
+		w.Header().Set("x-ms-continuation", contPrefix+base64.RawURLEncoding.EncodeToString([]byte(next)))
 	}
-	end := min(skip+max, len(results))
-	if end < len(results) {
-		w.Header().Set("x-ms-continuation", "skip:"+strconv.Itoa(end))
-	}
-	w.Header().Set("x-ms-documentdb-query-metrics", "retrievedDocumentCount="+strconv.Itoa(len(docs))+";outputDocumentCount="+strconv.Itoa(end-skip))
-	return writeList(w, "Documents", ct.props.Rid, rawItems(results[skip:end]))
+	w.Header().Set("x-ms-documentdb-query-metrics", "retrievedDocumentCount="+strconv.Itoa(len(docs))+";outputDocumentCount="+strconv.Itoa(len(results)))
+	return writeList(w, "Documents", ct.props.Rid, rawItems(results))
+}
+
+// contPrefix begins the continuations this endpoint issues: the position
+// after the last result returned (cosmosql.Query.Page), base64.
+const contPrefix = "c1."
+
+var selectAll, _ = cosmosql.Parse("SELECT * FROM c", nil)
+
+// snapDoc is an item of a query's snapshot: its key (partition key, then
+// id) and its JSON as Cosmos DB returns it.
+type snapDoc struct {
+	key  string
+	json []byte
 }
 
 // snapshot returns the live items of the partition pk (of every partition
-// when scoped is false), as Cosmos DB returns them, in order of partition
-// key and id.
-func (ct *container) snapshot(pk ttlstore.PartitionKey, scoped bool) [][]byte {
+// when scoped is false), as Cosmos DB returns them, in order of key.
+func (ct *container) snapshot(pk ttlstore.PartitionKey, scoped bool) []snapDoc {
 	var seq iter.Seq[ttlstore.Document]
 	if scoped {
 		seq = ct.c.QueryIn(pk, nil)
@@ -112,23 +130,17 @@ func (ct *container) snapshot(pk ttlstore.PartitionKey, scoped bool) [][]byte {
 		seq = ct.c.Query(nil)
 	}
 	type keyed struct {
-		pk string
-		d  ttlstore.Document
+		key string
+		d   ttlstore.Document
 	}
 	var list []keyed
 	for d := range seq {
-		k := keyed{d: d}
-		if !scoped {
-			k.pk = d.PartitionKey().String()
-		}
-		list = append(list, k)
+		list = append(list, keyed{d.PartitionKey().String() + "\x00" + d.ID(), d})
 	}
-	slices.SortFunc(list, func(a, b keyed) int {
-		return cmp.Or(strings.Compare(a.pk, b.pk), strings.Compare(a.d.ID(), b.d.ID()))
-	})
-	out := make([][]byte, len(list))
+	slices.SortFunc(list, func(a, b keyed) int { return strings.Compare(a.key, b.key) })
+	out := make([]snapDoc, len(list))
 	for i, k := range list {
-		out[i] = ct.docJSON(nil, k.d)
+		out[i] = snapDoc{k.key, ct.docJSON(nil, k.d)}
 	}
 	return out
 }

@@ -103,7 +103,7 @@ func (s *Server) createDatabase(w http.ResponseWriter, r *http.Request) error {
 		Ts: s.now().Unix(), Colls: "colls/", Users: "users/",
 	}}
 	if s.opts.Dir != "" {
-		db.dir = filepath.Join(s.opts.Dir, dirName("db-", req.ID))
+		db.dir = filepath.Join(s.opts.Dir, dirName("db-", rid))
 		if err := os.MkdirAll(db.dir, 0o700); err != nil {
 			return fmt.Errorf("%w: %v", ttlstore.ErrIO, err)
 		}
@@ -136,12 +136,20 @@ func (s *Server) databaseOne(w http.ResponseWriter, r *http.Request, id string) 
 			return errorf(http.StatusNotFound, "database %q not found", id)
 		}
 		w.Header().Set("etag", db.props.Etag)
+		if r.Header.Get("If-None-Match") == db.props.Etag {
+			writeJSON(w, http.StatusNotModified, nil)
+			return nil
+		}
 		writeJSON(w, http.StatusOK, b)
 		return nil
 	case http.MethodDelete:
 		s.mu.Lock()
 		db, ok := s.dbs[id]
 		if ok {
+			if m := r.Header.Get("If-Match"); m != "" && m != "*" && m != db.props.Etag {
+				s.mu.Unlock()
+				return errorf(http.StatusPreconditionFailed, "the database's _etag is %s, not %s", db.props.Etag, m)
+			}
 			delete(s.dbs, id)
 		}
 		s.mu.Unlock()
@@ -273,7 +281,7 @@ func (s *Server) createContainer(w http.ResponseWriter, r *http.Request, db *dat
 	}
 	ct := &container{db: db, rid: rid, props: p}
 	if db.dir != "" {
-		ct.dir = filepath.Join(db.dir, dirName("coll-", p.ID))
+		ct.dir = filepath.Join(db.dir, dirName("coll-", p.Rid))
 		if err := os.MkdirAll(ct.dir, 0o700); err != nil {
 			return fmt.Errorf("%w: %v", ttlstore.ErrIO, err)
 		}
