@@ -8,6 +8,7 @@ import (
 
 	"github.com/ttlstore/ttlstore"
 	"github.com/ttlstore/ttlstore/internal/cosmosql"
+	"github.com/ttlstore/ttlstore/internal/patch"
 )
 
 // Transactional batch: POST .../docs with x-ms-cosmos-is-batch-request,
@@ -102,108 +103,147 @@ func (s *Server) batch(w http.ResponseWriter, r *http.Request, ct *container) er
 }
 
 // buildBatch makes the ttlstore batch of ops, with the status each
-// operation answers if the batch succeeds, and which operations are
-// conditional patches made conditional on an _etag read here.
+// operation answers if the batch succeeds, and which operations were made
+// conditional on an _etag read here (a 412 there means another write came
+// between: the batch is built and tried again).
 //
-// An upsert answers 201 if it creates and 200 if it replaces: whether the
-// item exists is read before the batch, and followed through the batch's
-// own operations. A write between that read and the batch may make the
-// status the other one; the item stored is the same either way.
+// It follows each item through the batch (simItem), from its version read
+// before the batch: an upsert answers 201 if it creates and 200 if it
+// replaces, and a conditional patch's condition is judged on the item as
+// the operations before it leave it. When that depends on the version read
+// (no create, upsert, replace or delete of the item came before), the
+// item's first patch is made conditional on that version's _etag; when the
+// condition is false, the patch is made conditional on an _etag no item
+// has, so that the batch fails there with 412, as Cosmos DB's does.
 func (ct *container) buildBatch(pk ttlstore.PartitionKey, ops []batchOp) (*ttlstore.Batch, []int, []bool, error) {
-	b := new(ttlstore.Batch).In(pk)
-	statuses := make([]int, len(ops))
-	conds := make([]bool, len(ops))
-	exists := map[string]bool{}
-	existsNow := func(id string) bool {
-		if e, ok := exists[id]; ok {
-			return e
-		}
-		_, err := ct.c.ReadIn(pk, id)
-		return err == nil
-	}
-	for i, op := range ops {
-		id := op.ID
-		if op.ResourceBody != nil && (op.OperationType == "Create" || op.OperationType == "Upsert" || op.OperationType == "Replace") {
-			id, _ = bodyID(op.ResourceBody)
-		}
-		var err error
-		switch op.OperationType {
-		case "Upsert":
-			statuses[i] = http.StatusOK
-			if op.IfMatch == "" && !existsNow(id) {
-				statuses[i] = http.StatusCreated
-			}
-			err = addOp(b, op)
-			exists[id] = true
-		case "Patch":
-			statuses[i] = http.StatusOK
-			conds[i], err = ct.addPatch(b, pk, op, exists)
-		default:
-			statuses[i], err = opStatus(op.OperationType)
-			if err == nil {
-				err = addOp(b, op)
-			}
-			switch op.OperationType {
-			case "Create", "Replace":
-				exists[id] = true
-			case "Delete":
-				exists[id] = false
-			}
-		}
-		if err != nil {
+	plans := make([]opPlan, len(ops))
+	sims := map[string]*simItem{}
+	for i := range ops {
+		if err := ct.plan(pk, ops, i, plans, sims); err != nil {
 			return nil, nil, nil, errorf(http.StatusBadRequest, "batch operation %d: %v", i, err)
 		}
 	}
+	b := new(ttlstore.Batch).In(pk)
+	statuses := make([]int, len(ops))
+	conds := make([]bool, len(ops))
+	for i, op := range ops {
+		p := plans[i]
+		statuses[i], conds[i] = p.status, p.pinned
+		if op.OperationType != "Patch" {
+			addOp(b, op)
+		} else if p.ifMatch != "" {
+			b.PatchIfMatch(op.ID, p.patch, p.ifMatch)
+		} else {
+			b.Patch(op.ID, p.patch)
+		}
+	}
 	return b, statuses, conds, nil
+}
+
+// opPlan is how one operation goes into the batch.
+type opPlan struct {
+	status  int
+	patch   []ttlstore.PatchOp
+	ifMatch string // a patch's condition on an _etag: the client's, one read here, or neverETag
+	pinned  bool   // ifMatch is an _etag read here
+}
+
+// simItem is an item as the batch's operations so far leave it.
+type simItem struct {
+	exists  bool
+	json    []byte
+	etag    string // of the version read before the batch
+	initial bool   // no operation has set the item whole: it is still the version read
+	first   int    // the item's first patch while initial, or -1
 }
 
 // neverETag is an _etag no document has: a patch made conditional on it
 // fails with 412 at its place in the batch.
 const neverETag = "\x00"
 
-// addPatch adds a patch operation; with a condition, it is judged on the
-// document as read now, and the patch made conditional on that version's
-// _etag (or on one no document has, when the condition is false). It
-// returns true when it read the _etag itself.
-func (ct *container) addPatch(b *ttlstore.Batch, pk ttlstore.PartitionKey, op batchOp, exists map[string]bool) (bool, error) {
-	var p struct {
+// sim returns the item id as the batch so far leaves it, reading it the
+// first time.
+func (ct *container) sim(pk ttlstore.PartitionKey, sims map[string]*simItem, id string) *simItem {
+	if it, ok := sims[id]; ok {
+		return it
+	}
+	it := &simItem{initial: true, first: -1}
+	if d, err := ct.c.ReadIn(pk, id); err == nil {
+		it.exists, it.json, it.etag = true, ct.docJSON(nil, d), d.ETag()
+	}
+	sims[id] = it
+	return it
+}
+
+// plan decides how ops[i] goes into the batch, and follows its item.
+func (ct *container) plan(pk ttlstore.PartitionKey, ops []batchOp, i int, plans []opPlan, sims map[string]*simItem) error {
+	op, p := ops[i], &plans[i]
+	id := op.ID
+	if op.OperationType == "Create" || op.OperationType == "Upsert" || op.OperationType == "Replace" {
+		id, _ = bodyID(op.ResourceBody)
+	}
+	it := ct.sim(pk, sims, id)
+	switch op.OperationType {
+	case "Create", "Upsert", "Replace":
+		p.status = http.StatusOK
+		if op.OperationType == "Create" || (op.OperationType == "Upsert" && op.IfMatch == "" && !it.exists) {
+			p.status = http.StatusCreated
+		}
+		it.exists, it.json, it.initial = true, stripSystem(op.ResourceBody), false
+	case "Delete":
+		p.status = http.StatusNoContent
+		it.exists, it.json, it.initial = false, nil, false
+	case "Read":
+		p.status = http.StatusOK
+	case "Patch":
+		p.status = http.StatusOK
+		return ct.planPatch(op, i, plans, it)
+	default:
+		_, err := opStatus(op.OperationType)
+		return err
+	}
+	return nil
+}
+
+// planPatch plans the patch ops[i] (op): its operations, its condition,
+// and what it leaves of the item.
+func (ct *container) planPatch(op batchOp, i int, plans []opPlan, it *simItem) error {
+	var body struct {
 		Operations json.RawMessage `json:"operations"`
 		Condition  string          `json:"condition"`
 	}
-	if err := json.Unmarshal(op.ResourceBody, &p); err != nil {
-		return false, err
+	if err := json.Unmarshal(op.ResourceBody, &body); err != nil {
+		return err
 	}
-	pops, err := parsePatchOps(p.Operations)
+	pops, err := parsePatchOps(body.Operations)
 	if err != nil {
-		return false, err
+		return err
 	}
-	m := unquote(op.IfMatch)
-	if p.Condition == "" {
-		if m != "" {
-			b.PatchIfMatch(op.ID, pops, m)
-		} else {
-			b.Patch(op.ID, pops)
+	p := &plans[i]
+	p.patch, p.ifMatch = pops, unquote(op.IfMatch)
+	if it.initial && it.first < 0 {
+		it.first = i
+	}
+	if body.Condition != "" && it.exists {
+		q, err := cosmosql.ParseCondition(body.Condition)
+		if err != nil {
+			return err
 		}
-		return false, nil
+		switch {
+		case !q.Match(it.json):
+			p.ifMatch, p.pinned = neverETag, false
+		case it.initial && plans[it.first].ifMatch == "":
+			// The condition held on the version read: the item's first
+			// patch must find that version.
+			plans[it.first].ifMatch, plans[it.first].pinned = it.etag, true
+		}
 	}
-	if _, seen := exists[op.ID]; seen {
-		return false, errorf(http.StatusBadRequest, "a conditional patch of %q after another operation on it in the same batch is not supported", op.ID)
+	if it.exists {
+		if out, err := patch.Apply(it.json, pops); err == nil {
+			it.json = out
+		}
 	}
-	q, err := cosmosql.ParseCondition(p.Condition)
-	if err != nil {
-		return false, err
-	}
-	cur, err := ct.c.ReadIn(pk, op.ID)
-	if err != nil {
-		b.Patch(op.ID, pops) // fails in its place with ErrNotFound
-		return false, nil
-	}
-	if (m != "" && cur.ETag() != m) || !q.Match(ct.docJSON(nil, cur)) {
-		b.PatchIfMatch(op.ID, pops, neverETag)
-		return false, nil
-	}
-	b.PatchIfMatch(op.ID, pops, cur.ETag())
-	return true, nil
+	return nil
 }
 
 func opStatus(kind string) (int, error) {
@@ -219,7 +259,7 @@ func opStatus(kind string) (int, error) {
 }
 
 // addOp adds one operation other than a patch to b.
-func addOp(b *ttlstore.Batch, op batchOp) error {
+func addOp(b *ttlstore.Batch, op batchOp) {
 	body := stripSystem(op.ResourceBody)
 	m := unquote(op.IfMatch)
 	switch op.OperationType {
@@ -243,5 +283,4 @@ func addOp(b *ttlstore.Batch, op batchOp) error {
 			b.Delete(op.ID)
 		}
 	}
-	return nil
 }
