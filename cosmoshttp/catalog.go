@@ -61,6 +61,12 @@ type container struct {
 	c   *ttlstore.Collection
 	rid []byte // the container's 8-byte resource id, for the documents' _rid
 
+	// Set when the container is made, and never changed after (a PUT
+	// cannot change them), so read without mu:
+	ridStr  string // its _rid
+	selfPre string // its items' _self up to their _rid: "dbs/<rid>/colls/<rid>/docs/"
+	pkPath  string // its partition key path, or ""
+
 	mu    sync.Mutex // mu protects props and serializes changes to them
 	props collProps
 }
@@ -91,6 +97,17 @@ type pkDefinition struct {
 	Paths   []string `json:"paths"`
 	Kind    string   `json:"kind,omitempty"`
 	Version int      `json:"version,omitempty"`
+}
+
+// setFixed sets the container's fields that never change from its
+// properties.
+func (ct *container) setFixed() {
+	ct.rid = ridBytes(ct.props.Rid)
+	ct.ridStr = ct.props.Rid
+	ct.selfPre = "dbs/" + ct.db.props.Rid + "/colls/" + ct.props.Rid + "/docs/"
+	if len(ct.props.PartitionKey.Paths) > 0 {
+		ct.pkPath = ct.props.PartitionKey.Paths[0]
+	}
 }
 
 // checkID refuses a database or container id that Cosmos DB refuses, or
@@ -273,7 +290,7 @@ func (s *Server) load() error {
 			if err := readJSON(filepath.Join(cd, "container.json"), &ct.props); err != nil {
 				return err
 			}
-			ct.rid = ridBytes(ct.props.Rid)
+			ct.setFixed()
 			c, err := s.openColl(cd, &ct.props)
 			if err != nil {
 				return fmt.Errorf("container %s/%s: %w", p.ID, ct.props.ID, err)

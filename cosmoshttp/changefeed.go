@@ -95,7 +95,7 @@ func (s *Server) changeFeed(w http.ResponseWriter, r *http.Request, ct *containe
 		writeJSON(w, http.StatusNotModified, nil)
 		return nil
 	}
-	return writeList(w, "Documents", ct.props.Rid, out)
+	return writeList(w, "Documents", ct.ridStr, out)
 }
 
 // current reports whether ch's version is the item's live one. Latest
@@ -131,8 +131,8 @@ func (ct *container) changeJSON(ch ttlstore.Change, mode ttlstore.FeedMode) []by
 	}
 	if op == "delete" {
 		meta["id"] = ch.ID
-		if len(ct.props.PartitionKey.Paths) > 0 {
-			meta["partitionKey"] = map[string]json.RawMessage{ct.props.PartitionKey.Paths[0]: pkJSON(ch.PartitionKey)}
+		if ct.pkPath != "" {
+			meta["partitionKey"] = map[string]json.RawMessage{ct.pkPath: pkJSON(ch.PartitionKey)}
 		}
 	}
 	m := map[string]any{"metadata": meta}

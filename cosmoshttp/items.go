@@ -277,11 +277,8 @@ func (ct *container) docJSON(dst []byte, d ttlstore.Document) []byte {
 	dst = append(dst, d.ETag()...)
 	dst = append(dst, `\"","_rid":"`...)
 	dst = append(dst, rid...)
-	dst = append(dst, `","_self":"dbs/`...)
-	dst = append(dst, ct.db.props.Rid...)
-	dst = append(dst, `/colls/`...)
-	dst = append(dst, ct.props.Rid...)
-	dst = append(dst, `/docs/`...)
+	dst = append(dst, `","_self":"`...)
+	dst = append(dst, ct.selfPre...)
 	dst = append(dst, rid...)
 	dst = append(dst, `/","_attachments":"attachments/"}`...)
 	return dst
@@ -308,8 +305,8 @@ func (ct *container) partitionKey(r *http.Request) (ttlstore.PartitionKey, error
 	if err != nil {
 		return pk, err
 	}
-	if !ok && len(ct.props.PartitionKey.Paths) > 0 {
-		return pk, errorf(http.StatusBadRequest, "the container is partitioned by %s: the request needs the partition key header (%s)", ct.props.PartitionKey.Paths[0], hdrPK)
+	if !ok && ct.pkPath != "" {
+		return pk, errorf(http.StatusBadRequest, "the container is partitioned by %s: the request needs the partition key header (%s)", ct.pkPath, hdrPK)
 	}
 	return pk, nil
 }

@@ -104,7 +104,7 @@ func (ct *container) runPaged(w http.ResponseWriter, r *http.Request, q *cosmosq
 		w.Header().Set("x-ms-continuation", contPrefix+base64.RawURLEncoding.EncodeToString([]byte(next)))
 	}
 	w.Header().Set("x-ms-documentdb-query-metrics", "retrievedDocumentCount="+strconv.Itoa(len(docs))+";outputDocumentCount="+strconv.Itoa(len(results)))
-	return writeList(w, "Documents", ct.props.Rid, rawItems(results))
+	return writeList(w, "Documents", ct.ridStr, rawItems(results))
 }
 
 // contPrefix begins the continuations this endpoint issues: the position

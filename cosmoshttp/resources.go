@@ -279,7 +279,8 @@ func (s *Server) createContainer(w http.ResponseWriter, r *http.Request, db *dat
 	if p.PartitionKey.Kind == "" && len(p.PartitionKey.Paths) > 0 {
 		p.PartitionKey.Kind = "Hash"
 	}
-	ct := &container{db: db, rid: rid, props: p}
+	ct := &container{db: db, props: p}
+	ct.setFixed()
 	if db.dir != "" {
 		ct.dir = filepath.Join(db.dir, dirName("coll-", p.Rid))
 		if err := os.MkdirAll(ct.dir, 0o700); err != nil {
