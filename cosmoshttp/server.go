@@ -53,7 +53,8 @@ type Options struct {
 	FeedRetainBytes int64
 
 	// SweepInterval is every container's ttlstore.Options.SweepInterval.
-	// Zero means ttlstore.DefaultSweepInterval.
+	// Zero means ttlstore.DefaultSweepInterval; ttlstore.ManualSweep starts
+	// no sweeper (see Sweep).
 	SweepInterval time.Duration
 }
 
@@ -125,6 +126,27 @@ func (s *Server) Close() error {
 		}
 	}
 	return first
+}
+
+// Sweep runs one sweep of every container now, on the caller's goroutine,
+// and returns how many expired items it removed (ttlstore.Collection.Sweep):
+// the change feed's TTL deletes are written then. Reads never wait for a
+// sweep; a test that reads the feed's deletes sets SweepInterval to
+// ttlstore.ManualSweep and calls Sweep after moving the clock.
+func (s *Server) Sweep() int {
+	s.mu.RLock()
+	var cs []*ttlstore.Collection
+	for _, db := range s.dbs {
+		for _, ct := range db.colls {
+			cs = append(cs, ct.c)
+		}
+	}
+	s.mu.RUnlock()
+	n := 0
+	for _, c := range cs {
+		n += c.Sweep()
+	}
+	return n
 }
 
 // route is a request's place in the resource tree, from its escaped path:

@@ -314,3 +314,17 @@ func (e *env) rawSigned(t *testing.T, method, signVerb, path, key, resType, link
 	}
 	return e.raw(t, method, path, "", "", "", h, nil)
 }
+
+// TestConnectionString: the emulator-style connection string works.
+func TestConnectionString(t *testing.T) {
+	e := newEnv(t, cosmoshttp.Options{})
+	opts := &azcosmos.ClientOptions{}
+	opts.Transport = e.hs.Client()
+	client, err := azcosmos.NewClientFromConnectionString("AccountEndpoint="+e.hs.URL+"/;AccountKey="+cosmoshttp.EmulatorKey+";", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CreateDatabase(ctx, azcosmos.DatabaseProperties{ID: "cs"}, nil); err != nil {
+		t.Errorf("CreateDatabase: %v", err)
+	}
+}

@@ -49,6 +49,19 @@ func TestDurableRestart(t *testing.T) {
 			}
 			// "gone" expired at base+2, before the restart.
 			before := map[string]doc{}
+			props := func() string {
+				var out []string
+				for _, p := range listContainers(t, e.database(), "SELECT * FROM c") {
+					out = append(out, fmt.Sprintf("%s rid=%s etag=%v ts=%d ttl=%s", p.ID, p.ResourceID, *p.ETag, p.LastModified.Unix(), ttlString(p.DefaultTimeToLive)))
+				}
+				dr, err := e.database().Read(ctx, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, fmt.Sprintf("db rid=%s etag=%v ts=%d", dr.DatabaseProperties.ResourceID, *dr.DatabaseProperties.ETag, dr.DatabaseProperties.LastModified.Unix()))
+				return strings.Join(out, "\n")
+			}
+			propsBefore := props()
 			for _, it := range []struct {
 				c  *azcosmos.ContainerClient
 				pk azcosmos.PartitionKey
@@ -71,6 +84,11 @@ func TestDurableRestart(t *testing.T) {
 			}
 			off, ten, never, changed = ct("off"), ct("ten"), ct("never"), ct("changed")
 
+			t.Run("R17 database and container properties unchanged", func(t *testing.T) {
+				if got := props(); got != propsBefore {
+					t.Errorf("after restart:\n%s\nbefore:\n%s", got, propsBefore)
+				}
+			})
 			t.Run("R17 databases and containers", func(t *testing.T) {
 				if got := strings.Join(listDatabases(t, e.client, "SELECT * FROM c"), ","); got != "db,other db" {
 					t.Errorf("databases %q", got)
@@ -248,5 +266,35 @@ func TestDurableDeletes(t *testing.T) {
 			e.at(100)
 			expectAlive(t, ct("off"), "b", true, "defaultTtl off after restart")
 		})
+	}
+}
+
+// TestDurableQueryContinuation: a query continuation issued before a
+// restart resumes after it.
+func TestDurableQueryContinuation(t *testing.T) {
+	e := newEnv(t, cosmoshttp.Options{Dir: t.TempDir()})
+	c := e.container("c", nil)
+	for i := 0; i < 6; i++ {
+		create(t, c, pkP, doc{"id": fmt.Sprint("i", i), "pk": "p", "n": i})
+	}
+	q := "SELECT VALUE c.id FROM c ORDER BY c.n"
+	pager := c.NewQueryItemsPager(q, pkP, &azcosmos.QueryOptions{PageSizeHint: 2})
+	page, err := pager.NextPage(ctx)
+	if err != nil || page.ContinuationToken == nil {
+		t.Fatal(err)
+	}
+	got := []string{joined(page.Items)}
+	e.restart()
+	c, _ = e.client.NewContainer("db", "c")
+	pager = c.NewQueryItemsPager(q, pkP, &azcosmos.QueryOptions{PageSizeHint: 2, ContinuationToken: page.ContinuationToken})
+	for pager.More() {
+		page, err := pager.NextPage(ctx)
+		if err != nil {
+			t.Fatalf("after restart: %v", shortErr(err))
+		}
+		got = append(got, joined(page.Items))
+	}
+	if g := strings.Join(got, ","); g != `"i0","i1","i2","i3","i4","i5"` {
+		t.Errorf("pages %s", g)
 	}
 }

@@ -153,6 +153,34 @@ func TestRawMalformed(t *testing.T) {
 			}
 		})
 	}
+	t.Run("foreign continuations 400", func(t *testing.T) {
+		c, _ := e.database().NewContainer("c")
+		for i := 0; i < 5; i++ {
+			create(t, c, pkP, doc{"id": fmt.Sprint(i), "pk": "p", "n": i})
+		}
+		pager := c.NewQueryItemsPager("SELECT * FROM c ORDER BY c.n", pkP, &azcosmos.QueryOptions{PageSizeHint: 2})
+		page, err := pager.NextPage(ctx)
+		if err != nil || page.ContinuationToken == nil {
+			t.Fatalf("%v", err)
+		}
+		real := *page.ContinuationToken
+		for _, tok := range []string{"garbage", "{}", "null", `{"k":[1,2,3]}`, strings.Repeat("A", 5000), real + "x", real[:len(real)/2]} {
+			tok := tok
+			q := c.NewQueryItemsPager("SELECT * FROM c ORDER BY c.n", pkP, &azcosmos.QueryOptions{PageSizeHint: 2, ContinuationToken: &tok})
+			_, err := q.NextPage(ctx)
+			if st := status(err); st != http.StatusBadRequest && st != 0 {
+				t.Errorf("continuation %.20q: %d %v", tok, st, shortErr(err))
+			}
+		}
+		// A token of one query given to another: refused or answered, never a 5xx.
+		q := c.NewQueryItemsPager("SELECT VALUE c.id FROM c WHERE c.n > 0", azcosmos.NewPartitionKey(), &azcosmos.QueryOptions{ContinuationToken: &real})
+		if _, err := q.NextPage(ctx); status(err) >= 500 || status(err) < 0 {
+			t.Errorf("another query's continuation: %v", err)
+		}
+		for i := 0; i < 5; i++ {
+			c.DeleteItem(ctx, pkP, fmt.Sprint(i), nil)
+		}
+	})
 	t.Run("odd partition key headers: never a 5xx", func(t *testing.T) {
 		for _, h := range []string{`[{}]`, `[]`, `[null]`, `[1e400]`, `[NaN]`, `["\ud800"]`, `[["a"]]`, `[{"a":1}]`, `["a"`, ``, `[1,]`} {
 			for _, m := range []struct{ method, path, link, body string }{

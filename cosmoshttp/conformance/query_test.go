@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"sort"
 	"strings"
@@ -131,6 +133,9 @@ func TestQueryPaging(t *testing.T) {
 		{"WHERE pages of 1", azcosmos.NewPartitionKey(), "SELECT * FROM c WHERE c.n >= 10", 1, 20, false},
 		{"page size larger than the result", azcosmos.NewPartitionKey(), "SELECT * FROM c", 100, 25, false},
 		{"OFFSET LIMIT pages of 2", azcosmos.NewPartitionKey(), "SELECT * FROM c ORDER BY c.n OFFSET 3 LIMIT 5", 2, 5, true},
+		{"TOP pages of 2", azcosmos.NewPartitionKey(), "SELECT TOP 5 * FROM c ORDER BY c.n", 2, 5, true},
+		{"TOP without ORDER BY pages of 3", azcosmos.NewPartitionKey(), "SELECT TOP 7 * FROM c", 3, 7, false},
+		{"ORDER BY a nested path pages of 3", azcosmos.NewPartitionKey(), "SELECT * FROM c WHERE IS_DEFINED(c.n) ORDER BY c.n DESC", 3, 25, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -164,6 +169,32 @@ func TestQueryPaging(t *testing.T) {
 			}
 		})
 	}
+	t.Run("TOP and LIMIT count across pages", func(t *testing.T) {
+		for _, q := range []string{"SELECT TOP 3 * FROM c ORDER BY c.n", "SELECT * FROM c ORDER BY c.n OFFSET 2 LIMIT 3", "SELECT TOP 3 * FROM c"} {
+			pager := c.NewQueryItemsPager(q, azcosmos.NewPartitionKey(), &azcosmos.QueryOptions{PageSizeHint: 2})
+			n := 0
+			for pager.More() {
+				page, err := pager.NextPage(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n += len(page.Items)
+			}
+			if n != 3 {
+				t.Errorf("%s: %d items in all pages, want 3", q, n)
+			}
+		}
+	})
+	t.Run("aggregate with page size 1", func(t *testing.T) {
+		items, _, err := query(t, c, azcosmos.NewPartitionKey(), "SELECT VALUE COUNT(1) FROM c", 1)
+		if err != nil || joined(items) != "25" {
+			t.Errorf("%v %s, want 25", err, joined(items))
+		}
+		items, _, err = query(t, c, azcosmos.NewPartitionKey(), "SELECT VALUE MAX(c.n) FROM c", 1)
+		if err != nil || joined(items) != "29" {
+			t.Errorf("%v %s, want 29", err, joined(items))
+		}
+	})
 	t.Run("resume with ContinuationToken", func(t *testing.T) {
 		pager := c.NewQueryItemsPager("SELECT * FROM c ORDER BY c.n", azcosmos.NewPartitionKey(), &azcosmos.QueryOptions{PageSizeHint: 10})
 		page, err := pager.NextPage(ctx)
@@ -398,4 +429,130 @@ func TestQueryMixedTypes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestQueryPagingKeys: pages resume after the last result, with ties in the
+// ORDER BY value, mixed types, the same id in several partitions, VALUE
+// projections that hide the id, and the last returned item itself changed
+// or gone before the next page.
+func TestQueryPagingKeys(t *testing.T) {
+	e := newEnv(t, cosmoshttp.Options{})
+	c := e.container("c", ttlp(-1))
+	var want []string
+	vals := []string{`null`, `false`, `true`, `1`, `1`, `1`, `2.5`, `"a"`, `"a"`, `"b"`, ``}
+	for i, v := range vals {
+		for _, p := range []string{"p", "q"} {
+			id := fmt.Sprintf("i%02d", i)
+			body := fmt.Sprintf(`{"id":"%s","pk":"%s","v":%s}`, id, p, v)
+			if v == "" {
+				body = fmt.Sprintf(`{"id":"%s","pk":"%s"}`, id, p)
+			}
+			if _, err := c.CreateItem(ctx, azcosmos.NewPartitionKeyString(p), []byte(body), nil); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, p+"/"+id)
+		}
+	}
+	sort.Strings(want)
+	key := func(it []byte) string {
+		d := parse(t, it)
+		return fmt.Sprint(d["pk"]) + "/" + fmt.Sprint(d["id"])
+	}
+	for _, q := range []string{
+		"SELECT * FROM c ORDER BY c.v", "SELECT * FROM c ORDER BY c.v DESC", "SELECT * FROM c",
+		"SELECT * FROM c WHERE c.v = 1 ORDER BY c.v",
+	} {
+		for _, size := range []int32{1, 2, 3, 7} {
+			t.Run(fmt.Sprintf("%s/page %d", q, size), func(t *testing.T) {
+				items, _, err := query(t, c, azcosmos.NewPartitionKey(), q, size)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for _, it := range items {
+					got = append(got, key(it))
+				}
+				all, _, _ := query(t, c, azcosmos.NewPartitionKey(), q, 0)
+				var unpaged []string
+				for _, it := range all {
+					unpaged = append(unpaged, key(it))
+				}
+				if strings.Join(got, " ") != strings.Join(unpaged, " ") {
+					t.Errorf("paged\n%v\nunpaged\n%v", got, unpaged)
+				}
+				if !strings.Contains(q, "WHERE") {
+					sorted := append([]string(nil), got...)
+					sort.Strings(sorted)
+					if strings.Join(sorted, " ") != strings.Join(want, " ") {
+						t.Errorf("items %v, want each of %v once", sorted, want)
+					}
+				}
+			})
+		}
+	}
+	t.Run("VALUE projection pages", func(t *testing.T) {
+		items, _, err := query(t, c, azcosmos.NewPartitionKey(), "SELECT VALUE c.v FROM c ORDER BY c.v", 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all := mustQuery(t, c, azcosmos.NewPartitionKey(), "SELECT VALUE c.v FROM c ORDER BY c.v")
+		if joined(items) != joined(all) {
+			t.Errorf("paged %s\nunpaged %s", joined(items), joined(all))
+		}
+	})
+	t.Run("the last returned item changes before the next page", func(t *testing.T) {
+		for _, change := range []string{"delete", "reorder"} {
+			pager := c.NewQueryItemsPager("SELECT * FROM c WHERE c.pk = 'p' ORDER BY c.v", azcosmos.NewPartitionKey(), &azcosmos.QueryOptions{PageSizeHint: 4})
+			page, err := pager.NextPage(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := ids(t, page.Items)
+			last := got[len(got)-1]
+			switch change {
+			case "delete":
+				if _, err := c.DeleteItem(ctx, pkP, last, nil); err != nil {
+					t.Fatal(err)
+				}
+			case "reorder":
+				if _, err := c.ReplaceItem(ctx, pkP, last, []byte(`{"id":"`+last+`","pk":"p","v":"zzz"}`), nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for pager.More() {
+				page, err := pager.NextPage(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, ids(t, page.Items)...)
+			}
+			seen := map[string]int{}
+			for _, id := range got {
+				seen[id]++
+			}
+			for id, n := range seen {
+				if n > 1 && id != last {
+					t.Errorf("%s: %s returned %d times (%v)", change, id, n, got)
+				}
+			}
+			live := liveIDsIn(t, c, "p")
+			for _, id := range live {
+				if id != last && seen[id] == 0 {
+					t.Errorf("%s: %s never returned (%v)", change, id, got)
+				}
+			}
+		}
+	})
+}
+
+// liveIDsIn returns the ids of partition p.
+func liveIDsIn(t *testing.T, c *azcosmos.ContainerClient, p string) []string {
+	t.Helper()
+	var out []string
+	for _, it := range mustQuery(t, c, azcosmos.NewPartitionKeyString(p), "SELECT VALUE c.id FROM c") {
+		var s string
+		json.Unmarshal(it, &s)
+		out = append(out, s)
+	}
+	return out
 }

@@ -512,3 +512,35 @@ func TestTTLQueries(t *testing.T) {
 		}
 	}
 }
+
+// TestTTLContainerReplaceOther: a container PUT that keeps defaultTtl
+// (changing only the indexing policy) touches no item: same _ts, _etag and
+// expiry.
+func TestTTLContainerReplaceOther(t *testing.T) {
+	e := newEnv(t, cosmoshttp.Options{})
+	c := e.container("c", ttlp(10))
+	create(t, c, pkP, doc{"id": "a", "pk": "p"})
+	before, _ := read(t, c, pkP, "a")
+	e.at(5)
+	r, err := c.Read(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := *r.ContainerProperties
+	p.IndexingPolicy = &azcosmos.IndexingPolicy{Automatic: true, IndexingMode: azcosmos.IndexingModeConsistent, ExcludedPaths: []azcosmos.ExcludedPath{{Path: "/*"}}, IncludedPaths: []azcosmos.IncludedPath{{Path: "/pk/?"}}}
+	rr, err := c.Replace(ctx, p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jsonString(rr.ContainerProperties.IndexingPolicy) != jsonString(p.IndexingPolicy) {
+		t.Errorf("indexingPolicy %s, want %s", jsonString(rr.ContainerProperties.IndexingPolicy), jsonString(p.IndexingPolicy))
+	}
+	after, _ := read(t, c, pkP, "a")
+	if jsonString(after) != jsonString(before) {
+		t.Errorf("item changed by a container PUT that kept defaultTtl:\n%s\n%s", jsonString(after), jsonString(before))
+	}
+	e.at(9.999)
+	expectAlive(t, c, "a", true, "base+9.999")
+	e.at(10)
+	expectAlive(t, c, "a", false, "base+10")
+}
