@@ -53,11 +53,14 @@ func checkChangeFeed(op string, o ChangeFeedOptions) error {
 type FeedMode uint8
 
 const (
-	// LatestVersion, the zero value, returns creates and replaces: within
-	// a page, the latest version of each document changed, at the place
-	// of that version; a document whose latest change in the page
-	// removed it (a delete, an expiry, an eviction) does not appear.
-	// Deletes and expiries do not appear.
+	// LatestVersion, the zero value, returns creates and replaces: each
+	// document once, at the place of its latest change, with the version
+	// that is live when the page is read. A version a later write
+	// replaced is not returned (the later one is, at its place, on this
+	// page or a later one), nor one a delete, an expiry (swept or not) or
+	// an eviction removed: from a token, a reader gets the documents
+	// changed since and live now, as Azure Cosmos DB's latest-version
+	// feed. Deletes and expiries do not appear.
 	LatestVersion FeedMode = iota
 
 	// AllVersionsAndDeletes returns every change in commit order: each

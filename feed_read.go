@@ -79,8 +79,23 @@ func (f *feed) findLocked(pos feedPos) uint64 {
 }
 
 // read returns the changes of req's next page from pos, and the position
-// after what it looked at; with sc, in sc's buffers.
+// after what it looked at; with sc, in sc's buffers. A page is empty only
+// when nothing after pos is for req: a look at records that all turn out
+// to be skipped (other modes' records, versions since replaced or removed)
+// looks on.
 func (f *feed) read(req FeedRequest, pos feedPos, c *Collection, sc *feedScratch) ([]Change, feedPos, error) {
+	for {
+		changes, next, more, err := f.readOnce(req, pos, c, sc)
+		if err != nil || len(changes) > 0 || !more {
+			return changes, next, err
+		}
+		pos = next
+	}
+}
+
+// readOnce is one look of read: more reports whether records after the
+// position it returns are committed, not looked at yet.
+func (f *feed) readOnce(req FeedRequest, pos feedPos, c *Collection, sc *feedScratch) ([]Change, feedPos, bool, error) {
 	const op = "read feed"
 	max := req.MaxChanges
 	if max == 0 {
@@ -89,11 +104,11 @@ func (f *feed) read(req FeedRequest, pos feedPos, c *Collection, sc *feedScratch
 	f.mu.Lock()
 	if pos.lsn < f.gone || (pos.lsn == f.gone && pos.n < f.goneN) {
 		f.mu.Unlock()
-		return nil, pos, newErrorDetail(op, "", ErrTokenGone, "changes after LSN "+strconv.FormatUint(pos.lsn, 10)+" were dropped: the feed keeps those after LSN "+strconv.FormatUint(f.gone, 10))
+		return nil, pos, false, newErrorDetail(op, "", ErrTokenGone, "changes after LSN "+strconv.FormatUint(pos.lsn, 10)+" were dropped: the feed keeps those after LSN "+strconv.FormatUint(f.gone, 10))
 	}
 	if pos.lsn > f.lastLSNLocked() {
 		f.mu.Unlock()
-		return nil, pos, newErrorDetail(op, "", ErrInvalidToken, "LSN "+strconv.FormatUint(pos.lsn, 10)+" is ahead of the feed's last, "+strconv.FormatUint(f.lastLSNLocked(), 10)+": the token is from changes a crash lost")
+		return nil, pos, false, newErrorDetail(op, "", ErrInvalidToken, "LSN "+strconv.FormatUint(pos.lsn, 10)+" is ahead of the feed's last, "+strconv.FormatUint(f.lastLSNLocked(), 10)+": the token is from changes a crash lost")
 	}
 	p := f.findLocked(pos)
 	// Copy what the page looks at, to convert without the lock: the
@@ -123,13 +138,14 @@ func (f *feed) read(req FeedRequest, pos feedPos, c *Collection, sc *feedScratch
 		}
 	}
 	err := f.err
-	if p < f.next && f.at(p).lsn <= f.visible {
+	more := p < f.next && f.at(p).lsn <= f.visible
+	if more {
 		err = nil // more to read before the failure
 	}
 	f.mu.Unlock()
 
 	if req.Mode == LatestVersion {
-		recs, after = latest(recs, after)
+		recs, after = latest(recs, after, c)
 	}
 	var changes []Change
 	if sc != nil {
@@ -148,9 +164,9 @@ func (f *feed) read(req FeedRequest, pos feedPos, c *Collection, sc *feedScratch
 		if errors.Is(err, ErrClosed) {
 			err = newError(op, "", ErrClosed)
 		}
-		return changes, cur, err
+		return changes, cur, false, err
 	}
-	return changes, cur, nil
+	return changes, cur, more, nil
 }
 
 // splitKey returns the id and the partition key encoding of a document's
@@ -183,9 +199,14 @@ func wanted(req FeedRequest, r *feedRec) bool {
 	return true
 }
 
-// latest keeps, of recs, the last record of each document, and of those
-// the ones that store a version; after follows.
-func latest(recs []feedRec, after []feedPos) ([]feedRec, []feedPos) {
+// latest keeps, of recs, the records that store the version of their
+// document that is live now: the last of each document in recs, and of
+// those the ones no later write replaced (its record comes later in the
+// feed, where a read shows it) and no delete, expiry or eviction removed,
+// whether or not the sweeper has. after follows. The check is against the
+// collection's table, read without a lock after the feed's was released: a
+// write that commits meanwhile is later in the feed than every record here.
+func latest(recs []feedRec, after []feedPos, c *Collection) ([]feedRec, []feedPos) {
 	if len(recs) == 0 {
 		return recs, after
 	}
@@ -197,6 +218,9 @@ func latest(recs []feedRec, after []feedPos) ([]feedRec, []feedPos) {
 	for i := range recs {
 		r := recs[i]
 		if last[r.key] != i || r.e == nil {
+			continue
+		}
+		if d, live := c.readLive(r.key, false); !live || d.e.etag != r.e.etag {
 			continue
 		}
 		out = append(out, r)

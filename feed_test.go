@@ -202,10 +202,42 @@ func TestFeedLatestVersion(t *testing.T) {
 	require.Equal(t, []string{"create b", "replace a"}, describe(got))
 	assert.JSONEq(t, `{"id":"a","v":2}`, string(stripSystem(t, got[1].Document.JSON())))
 
+	for _, size := range []int{1, 2, 3} {
+		var paged []ttlstore.Change
+		req := ttlstore.FeedRequest{MaxChanges: size}
+		for {
+			page, err := c.ReadFeed(req)
+			require.NoError(t, err)
+			if len(page.Changes) == 0 {
+				break
+			}
+			paged = append(paged, page.Changes...)
+			req.Token = page.Token
+		}
+		assert.Equal(t, []string{"create b", "replace a"}, describe(paged),
+			"pages of %d: each document once, at its latest change; a replaced version or a deleted document in an earlier page is not returned", size)
+	}
+
 	require.NoError(t, c.Delete("b"))
 	assert.Empty(t, readFrom(t, c, ttlstore.FeedRequest{}, tok), "deletes do not appear")
 	_, err := c.ReadFeed(ttlstore.FeedRequest{Mode: ttlstore.AllVersionsAndDeletes, Token: tok})
 	require.ErrorIs(t, err, ttlstore.ErrInvalidToken, "a token of another mode")
+}
+
+// TestFeedLatestVersionExpired: LatestVersion does not return a document
+// that has expired, whether or not the sweeper removed it.
+func TestFeedLatestVersionExpired(t *testing.T) {
+	c, mock := newCollection(t, withFeed(ttlstore.Options{DefaultTTL: ttlstore.TTL(10), SweepInterval: ttlstore.ManualSweep}))
+	mustUpsert(t, c, `{"id":"short","ttl":5}`)
+	mustUpsert(t, c, `{"id":"keep","ttl":-1}`)
+	got, _ := readFeed(t, c, ttlstore.FeedRequest{})
+	require.Equal(t, []string{"create short", "create keep"}, describe(got))
+	mock.Add(5 * time.Second)
+	got, _ = readFeed(t, c, ttlstore.FeedRequest{})
+	assert.Equal(t, []string{"create keep"}, describe(got), "expired, not swept")
+	c.Sweep()
+	got, _ = readFeed(t, c, ttlstore.FeedRequest{})
+	assert.Equal(t, []string{"create keep"}, describe(got), "expired and swept")
 }
 
 func TestFeedTokens(t *testing.T) {
