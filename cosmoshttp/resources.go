@@ -156,18 +156,29 @@ func (s *Server) databaseOne(w http.ResponseWriter, r *http.Request, id string) 
 		if !ok {
 			return errorf(http.StatusNotFound, "database %q not found", id)
 		}
+		var cs []*container
 		for _, ct := range db.colls {
-			ct.c.Close()
+			cs = append(cs, ct)
 		}
-		if db.dir != "" {
-			if err := s.trash(db.dir); err != nil {
-				return err
-			}
-		}
-		writeJSON(w, http.StatusNoContent, nil)
-		return nil
+		return s.discard(w, db.dir, cs...)
 	}
 	return notAllowed(r)
+}
+
+// discard ends what a delete took out of the catalog: it closes the
+// containers' collections, moves dir (if on disk) to the trash, and answers
+// 204.
+func (s *Server) discard(w http.ResponseWriter, dir string, cs ...*container) error {
+	for _, ct := range cs {
+		ct.c.Close()
+	}
+	if dir != "" {
+		if err := s.trash(dir); err != nil {
+			return err
+		}
+	}
+	writeJSON(w, http.StatusNoContent, nil)
+	return nil
 }
 
 // containers answers /dbs/{db}/colls: POST creates (or queries), GET lists.
@@ -335,14 +346,7 @@ func (s *Server) containerOne(w http.ResponseWriter, r *http.Request, dbID, id s
 			delete(ct.db.colls, id)
 		}
 		s.mu.Unlock()
-		ct.c.Close()
-		if ct.dir != "" {
-			if err := s.trash(ct.dir); err != nil {
-				return err
-			}
-		}
-		writeJSON(w, http.StatusNoContent, nil)
-		return nil
+		return s.discard(w, ct.dir, ct)
 	}
 	return notAllowed(r)
 }
