@@ -3,8 +3,8 @@ package cosmosql
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"iter"
+	"math"
 	"slices"
 )
 
@@ -19,12 +19,16 @@ func (q *Query) Match(doc []byte) bool {
 	return q.where == nil || truthy(q.where.eval(v))
 }
 
-// row is one document that passed WHERE: its bytes, its decoded value (nil
-// for SELECT *, which projects the bytes) and its ORDER BY key.
+// row is one document that passed WHERE: its bytes and its decoded value
+// (nil once projected, or for SELECT *, which projects the bytes), its
+// ORDER BY key, or its projection already made (out, ok) when there is no
+// ORDER BY.
 type row struct {
 	raw []byte
 	doc any
 	key any
+	out json.RawMessage
+	ok  bool
 }
 
 // Execute runs the whole query over docs, each a JSON object, and returns
@@ -34,56 +38,22 @@ type row struct {
 // for a document yields no row but still uses up its place. Aggregates make
 // one row from all the documents that pass WHERE. The error is non-nil only
 // when a document is not valid JSON; on success the slice is never nil.
+// It is one page of Page as large as the results.
 func (q *Query) Execute(docs iter.Seq[[]byte]) ([]json.RawMessage, error) {
-	skip, take := q.window()
 	if q.agg {
+		skip, take := q.window()
 		return q.executeAggregate(docs, skip, take)
 	}
-	var rows []row
-	out := []json.RawMessage{}
-	var scratch map[string]any // ORDER BY rows keep their documents unless SELECT * projects none
-	if q.orderBy == nil || q.star {
-		scratch = q.scratch()
-	}
-	i := -1
-	for raw := range docs {
-		i++
-		if take == 0 {
-			break
-		}
-		doc, err := q.decode(raw, scratch)
-		if err != nil {
-			return nil, fmt.Errorf("cosmosql: document %d is not valid JSON: %v", i, err)
-		}
-		if q.where != nil && !truthy(q.where.eval(doc)) {
-			continue
-		}
-		if q.orderBy != nil {
-			r := row{raw: slices.Clone(raw), key: q.orderBy.eval(doc)}
-			if !q.star {
-				r.doc = doc
-			}
-			rows = append(rows, r)
-			continue
-		}
-		if skip > 0 {
-			skip--
-			continue
-		}
-		if r, ok := q.project(raw, doc); ok {
-			out = append(out, r)
-		}
-		if take > 0 {
-			take--
-			if take == 0 {
-				break
+	// One page, from the start, and no position after it: the documents
+	// need no keys (ties keep the order of docs, as the sort is stable).
+	res, _, err := q.page(func(yield func(string, []byte) bool) {
+		for d := range docs {
+			if !yield("", d) {
+				return
 			}
 		}
-	}
-	if q.orderBy == nil {
-		return out, nil
-	}
-	return q.projectSorted(rows, skip, take), nil
+	}, "", math.MaxInt, false)
+	return res, err
 }
 
 // window returns how many documents to skip and how many to take (-1: all).
@@ -96,28 +66,6 @@ func (q *Query) window() (skip, take int) {
 		take = q.top
 	}
 	return skip, take
-}
-
-// projectSorted sorts rows by the ORDER BY key, applies the window and projects.
-func (q *Query) projectSorted(rows []row, skip, take int) []json.RawMessage {
-	slices.SortStableFunc(rows, func(a, b row) int {
-		c := sortCompare(a.key, b.key)
-		if q.desc {
-			return -c
-		}
-		return c
-	})
-	rows = rows[min(skip, len(rows)):]
-	if take >= 0 && take < len(rows) {
-		rows = rows[:take]
-	}
-	out := []json.RawMessage{}
-	for _, r := range rows {
-		if p, ok := q.project(r.raw, r.doc); ok {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // project makes the result row for one document; ok is false when SELECT

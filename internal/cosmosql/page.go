@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"iter"
+	"math"
 	"slices"
 	"strings"
 )
@@ -38,6 +39,12 @@ type position struct {
 // query with aggregates is one page. The error wraps ErrPosition for a
 // position that is not one Page returned, or is Execute's.
 func (q *Query) Page(docs iter.Seq2[string, []byte], after string, max int) (results []json.RawMessage, next string, err error) {
+	return q.page(docs, after, max, true)
+}
+
+// page is Page; without more, it reads no document past those the page
+// returns (Execute's one page needs no next).
+func (q *Query) page(docs iter.Seq2[string, []byte], after string, max int, more bool) ([]json.RawMessage, string, error) {
 	var pos *position
 	if after != "" {
 		pos = new(position)
@@ -49,20 +56,46 @@ func (q *Query) Page(docs iter.Seq2[string, []byte], after string, max int) (res
 		if pos != nil {
 			return []json.RawMessage{}, "", nil
 		}
-		res, err := q.Execute(func(yield func([]byte) bool) {
+		skip, take := q.window()
+		res, err := q.executeAggregate(func(yield func([]byte) bool) {
 			for _, d := range docs {
 				if !yield(d) {
 					return
 				}
 			}
-		})
+		}, skip, take)
 		return res, "", err
 	}
-	rows, err := q.pageRows(docs, pos)
+	skip, take := q.window()
+	taken := 0
+	if pos != nil {
+		skip, taken = 0, pos.Taken
+	}
+	if take >= 0 {
+		take = max0(take - taken)
+	}
+	rows, err := q.pageRows(docs, pos, need(skip, take, max, more))
 	if err != nil {
 		return nil, "", err
 	}
-	return q.cutPage(rows, pos, max)
+	return q.cutPage(rows, skip, take, taken, max)
+}
+
+// need is how many rows in order a page must look at, at most: those it
+// skips, those it returns, and, with more, one to tell whether there is a
+// next page (-1: all, when that is more than an int holds).
+func need(skip, take, max int, more bool) int {
+	n := max
+	if take >= 0 && take < n {
+		n = take
+	}
+	if n > math.MaxInt-skip-1 {
+		return -1
+	}
+	if more {
+		n++
+	}
+	return skip + n
 }
 
 // keyedRow is a row of a page: a document that passed WHERE, its key and
@@ -73,8 +106,9 @@ type keyedRow struct {
 }
 
 // pageRows returns the documents that pass WHERE and come after pos, in
-// the query's order.
-func (q *Query) pageRows(docs iter.Seq2[string, []byte], pos *position) ([]keyedRow, error) {
+// the query's order; without ORDER BY, only the first n (n >= 0), each
+// projected as it is found so that its decoded document can go.
+func (q *Query) pageRows(docs iter.Seq2[string, []byte], pos *position, n int) ([]keyedRow, error) {
 	var posVal any = undefined
 	if pos != nil && q.orderBy != nil && !pos.Undef {
 		v, err := decodeJSON(pos.Value)
@@ -83,28 +117,45 @@ func (q *Query) pageRows(docs iter.Seq2[string, []byte], pos *position) ([]keyed
 		}
 		posVal = v
 	}
+	var scratch map[string]any // a row that keeps no document leaves its map for the next
+	if q.orderBy == nil || q.star {
+		scratch = q.scratch()
+	}
 	var rows []keyedRow
 	i := -1
 	for key, raw := range docs {
 		i++
+		if n == 0 && q.orderBy == nil {
+			break
+		}
 		if pos != nil && q.orderBy == nil && strings.Compare(key, pos.Key) <= 0 {
 			continue
 		}
-		doc, err := q.decode(raw, nil)
+		doc, err := q.decode(raw, scratch)
 		if err != nil {
 			return nil, fmt.Errorf("cosmosql: document %d is not valid JSON: %v", i, err)
 		}
 		if q.where != nil && !truthy(q.where.eval(doc)) {
 			continue
 		}
-		r := keyedRow{row: row{raw: raw, doc: doc}, docKey: key}
-		if q.orderBy != nil {
+		r := keyedRow{row: row{raw: raw}, docKey: key}
+		switch {
+		case q.orderBy == nil:
+			r.out, r.ok = q.project(raw, doc)
+		default:
 			r.key = q.orderBy.eval(doc)
 			if pos != nil && q.orderCompare(r.key, key, posVal, pos.Key) <= 0 {
 				continue
 			}
+			r.raw = slices.Clone(raw)
+			if !q.star {
+				r.doc = doc
+			}
 		}
 		rows = append(rows, r)
+		if q.orderBy == nil && len(rows) == n {
+			break // read no further than needed
+		}
 	}
 	if q.orderBy != nil {
 		slices.SortStableFunc(rows, func(a, b keyedRow) int { return q.orderCompare(a.key, a.docKey, b.key, b.docKey) })
@@ -124,17 +175,13 @@ func (q *Query) orderCompare(av any, ak string, bv any, bk string) int {
 	return strings.Compare(ak, bk)
 }
 
-// cutPage applies OFFSET (first page), TOP/LIMIT and max to rows and
-// projects them.
-func (q *Query) cutPage(rows []keyedRow, pos *position, max int) ([]json.RawMessage, string, error) {
-	skip, take := q.window()
-	taken := 0
-	if pos != nil {
-		skip, taken = 0, pos.Taken
-	}
+// cutPage skips skip rows, takes at most take (-1: all) and max of the
+// rest, projects them, and returns the position after the last; taken is
+// how many the pages before took.
+func (q *Query) cutPage(rows []keyedRow, skip, take, taken, max int) ([]json.RawMessage, string, error) {
 	rows = rows[min(skip, len(rows)):]
 	if take >= 0 {
-		rows = rows[:min(len(rows), max0(take-taken))]
+		rows = rows[:min(len(rows), take)]
 	}
 	out := []json.RawMessage{}
 	n := 0
@@ -142,8 +189,11 @@ func (q *Query) cutPage(rows []keyedRow, pos *position, max int) ([]json.RawMess
 		if n == max {
 			break
 		}
-		if p, ok := q.project(r.raw, r.doc); ok {
-			out = append(out, p)
+		if q.orderBy != nil {
+			r.out, r.ok = q.project(r.raw, r.doc)
+		}
+		if r.ok {
+			out = append(out, r.out)
 		}
 		n++
 	}
