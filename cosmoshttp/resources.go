@@ -222,6 +222,15 @@ func (ct *container) propsJSONEtag() ([]byte, string) {
 	return b, ct.props.Etag
 }
 
+// readCollProps reads a request's container properties (parseCollProps).
+func readCollProps(r *http.Request) (collProps, error) {
+	body, err := readBody(r, 1<<20)
+	if err != nil {
+		return collProps{}, err
+	}
+	return parseCollProps(body)
+}
+
 // parseCollProps reads and checks a container's properties as a create or
 // replace sends them.
 func parseCollProps(body []byte) (collProps, error) {
@@ -262,11 +271,7 @@ func parseCollProps(body []byte) (collProps, error) {
 }
 
 func (s *Server) createContainer(w http.ResponseWriter, r *http.Request, db *database) error {
-	body, err := readBody(r, 1<<20)
-	if err != nil {
-		return err
-	}
-	p, err := parseCollProps(body)
+	p, err := readCollProps(r)
 	if err != nil {
 		return err
 	}
@@ -352,11 +357,7 @@ func (s *Server) containerOne(w http.ResponseWriter, r *http.Request, dbID, id s
 }
 
 func (s *Server) replaceContainer(w http.ResponseWriter, r *http.Request, ct *container) error {
-	body, err := readBody(r, 1<<20)
-	if err != nil {
-		return err
-	}
-	p, err := parseCollProps(body)
+	p, err := readCollProps(r)
 	if err != nil {
 		return err
 	}
