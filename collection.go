@@ -319,33 +319,8 @@ func New(opts Options) (*Collection, error) {
 // newCollection checks opts and returns an empty Collection with TTL off
 // and no goroutine started, and the DefaultTTL opts asks for.
 func newCollection(op string, opts Options) (*Collection, int32, error) {
-	def, err := checkDefaultTTL(op, opts.DefaultTTL)
+	def, pk, err := checkOptions(op, opts)
 	if err != nil {
-		return nil, 0, err
-	}
-	switch {
-	case opts.SweepBatch < 0:
-		return nil, 0, newErrorDetail(op, "", ErrInvalidOptions, "SweepBatch "+strconv.Itoa(opts.SweepBatch)+" is negative")
-	case opts.MaxDocumentSize < 0:
-		return nil, 0, newErrorDetail(op, "", ErrInvalidOptions, "MaxDocumentSize "+strconv.Itoa(opts.MaxDocumentSize)+" is negative")
-	case opts.MaxDocumentSize > math.MaxInt32:
-		// An entry keeps lengths and offsets in 32 bits.
-		return nil, 0, newErrorDetail(op, "", ErrInvalidOptions, "MaxDocumentSize "+strconv.Itoa(opts.MaxDocumentSize)+" is more than 2147483647")
-	case opts.MaxPatchOperations < 0:
-		return nil, 0, newErrorDetail(op, "", ErrInvalidOptions, "MaxPatchOperations "+strconv.Itoa(opts.MaxPatchOperations)+" is negative")
-	case opts.Sync > SyncNever:
-		return nil, 0, newErrorDetail(op, "", ErrInvalidOptions, "Sync "+opts.Sync.String()+" is not a SyncPolicy")
-	case opts.Eviction > EvictSoonestExpiry:
-		return nil, 0, newErrorDetail(op, "", ErrInvalidOptions, "Eviction "+opts.Eviction.String()+" is not an EvictionPolicy")
-	}
-	if err := checkLimits(op, opts.MaxDocuments, opts.MaxBytes); err != nil {
-		return nil, 0, err
-	}
-	pk, err := checkPartitionKeyPath(op, opts.PartitionKeyPath)
-	if err != nil {
-		return nil, 0, err
-	}
-	if err := checkChangeFeed(op, opts.ChangeFeed); err != nil {
 		return nil, 0, err
 	}
 	c := &Collection{
@@ -406,6 +381,42 @@ func newCollection(op string, opts Options) (*Collection, int32, error) {
 		s.minExp.Store(neverExpires)
 	}
 	return c, def, nil
+}
+
+// checkOptions checks the options New and Open share, and returns the
+// collection's DefaultTTL and partition key path as they are kept. An error
+// matches ErrInvalidOptions, or the error of the option's own check.
+func checkOptions(op string, opts Options) (int32, *pkPath, error) {
+	def, err := checkDefaultTTL(op, opts.DefaultTTL)
+	if err != nil {
+		return 0, nil, err
+	}
+	switch {
+	case opts.SweepBatch < 0:
+		return 0, nil, newErrorDetail(op, "", ErrInvalidOptions, "SweepBatch "+strconv.Itoa(opts.SweepBatch)+" is negative")
+	case opts.MaxDocumentSize < 0:
+		return 0, nil, newErrorDetail(op, "", ErrInvalidOptions, "MaxDocumentSize "+strconv.Itoa(opts.MaxDocumentSize)+" is negative")
+	case opts.MaxDocumentSize > math.MaxInt32:
+		// An entry keeps lengths and offsets in 32 bits.
+		return 0, nil, newErrorDetail(op, "", ErrInvalidOptions, "MaxDocumentSize "+strconv.Itoa(opts.MaxDocumentSize)+" is more than 2147483647")
+	case opts.MaxPatchOperations < 0:
+		return 0, nil, newErrorDetail(op, "", ErrInvalidOptions, "MaxPatchOperations "+strconv.Itoa(opts.MaxPatchOperations)+" is negative")
+	case opts.Sync > SyncNever:
+		return 0, nil, newErrorDetail(op, "", ErrInvalidOptions, "Sync "+opts.Sync.String()+" is not a SyncPolicy")
+	case opts.Eviction > EvictSoonestExpiry:
+		return 0, nil, newErrorDetail(op, "", ErrInvalidOptions, "Eviction "+opts.Eviction.String()+" is not an EvictionPolicy")
+	}
+	if err := checkLimits(op, opts.MaxDocuments, opts.MaxBytes); err != nil {
+		return 0, nil, err
+	}
+	pk, err := checkPartitionKeyPath(op, opts.PartitionKeyPath)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := checkChangeFeed(op, opts.ChangeFeed); err != nil {
+		return 0, nil, err
+	}
+	return def, pk, nil
 }
 
 // reads returns the hits and misses counted by reads since New.

@@ -157,29 +157,9 @@ func parent() error {
 		return fmt.Errorf("child: %w", err)
 	}
 
-	fmt.Println("child process: open, write, crash")
-	acked := map[string]ack{} // what the child was told, by id
-	var crashed time.Time
-	sc := bufio.NewScanner(bytes.NewReader(stdout))
-	for sc.Scan() {
-		var a ack
-		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
-			return fmt.Errorf("child said %q: %w", sc.Text(), err)
-		}
-		switch a.Op {
-		case "write":
-			acked[a.ID] = a
-			fmt.Printf("  wrote   %-9s %s\n", a.ID, a.describe())
-		case "delete":
-			delete(acked, a.ID)
-			fmt.Printf("  deleted %s\n", a.ID)
-		case "crash":
-			crashed = time.Unix(a.Clock, 0).UTC()
-			fmt.Printf("  exited at %s without Close\n", crashed.Format(time.TimeOnly))
-		}
-	}
-	if crashed.IsZero() {
-		return errors.New("the child did not report its crash")
+	acked, crashed, err := readAcks(stdout)
+	if err != nil {
+		return err
 	}
 
 	clk := clock.NewMock()
@@ -222,6 +202,37 @@ func parent() error {
 		return err
 	}
 	return c.Close()
+}
+
+// readAcks reads what the child printed: the writes and deletes it was
+// told had succeeded, as the documents that should be back by id, and the
+// clock's time when it crashed.
+func readAcks(stdout []byte) (map[string]ack, time.Time, error) {
+	fmt.Println("child process: open, write, crash")
+	acked := map[string]ack{} // what the child was told, by id
+	var crashed time.Time
+	sc := bufio.NewScanner(bytes.NewReader(stdout))
+	for sc.Scan() {
+		var a ack
+		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
+			return nil, time.Time{}, fmt.Errorf("child said %q: %w", sc.Text(), err)
+		}
+		switch a.Op {
+		case "write":
+			acked[a.ID] = a
+			fmt.Printf("  wrote   %-9s %s\n", a.ID, a.describe())
+		case "delete":
+			delete(acked, a.ID)
+			fmt.Printf("  deleted %s\n", a.ID)
+		case "crash":
+			crashed = time.Unix(a.Clock, 0).UTC()
+			fmt.Printf("  exited at %s without Close\n", crashed.Format(time.TimeOnly))
+		}
+	}
+	if crashed.IsZero() {
+		return nil, time.Time{}, errors.New("the child did not report its crash")
+	}
+	return acked, crashed, nil
 }
 
 // check returns an error unless c holds exactly the documents of acked,
