@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ttlstore/ttlstore"
+	"github.com/ttlstore/ttlstore/internal/vfs"
 )
 
 // The catalog: the Server's databases and their containers, each container
@@ -269,6 +270,17 @@ func (s *Server) load() error {
 	if err := os.MkdirAll(s.opts.Dir, 0o700); err != nil {
 		return fmt.Errorf("%w: %v", ttlstore.ErrIO, err)
 	}
+	// Each container's collection locks its own directory, but the
+	// catalog (databases, containers, trash) is the Server's: a second
+	// Server over Dir would clear the first's unfinished creates and give
+	// out the same _rids.
+	lock, err := vfs.OS.Lock(filepath.Join(s.opts.Dir, "LOCK"))
+	if errors.Is(err, vfs.ErrLocked) {
+		return fmt.Errorf("%w: %s is served by another Server", ttlstore.ErrLocked, s.opts.Dir)
+	} else if err != nil {
+		return fmt.Errorf("%w: lock %s: %v", ttlstore.ErrIO, s.opts.Dir, err)
+	}
+	s.lock = lock
 	os.RemoveAll(filepath.Join(s.opts.Dir, "trash"))
 	dbDirs, _ := filepath.Glob(filepath.Join(s.opts.Dir, "db-*"))
 	for _, dd := range dbDirs {

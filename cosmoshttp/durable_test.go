@@ -45,7 +45,7 @@ func TestDurableRestart(t *testing.T) {
 		switch b := filepath.Base(n); {
 		case strings.HasPrefix(b, "db-"):
 			dbs++
-		case b != "trash":
+		case b != "trash" && b != "LOCK":
 			t.Fatalf("%s in the directory", b)
 		}
 	}
@@ -109,15 +109,45 @@ func TestDurableDamage(t *testing.T) {
 }
 
 // TestDurableLocked: a second Server over the same directory is refused
-// while the first holds it (each container's collection locks its own
-// directory).
+// with ErrLocked while the first holds it, whether or not the directory
+// holds a container yet (the catalog is the Server's), and opens it once
+// the first is closed.
 func TestDurableLocked(t *testing.T) {
-	dir := t.TempDir()
-	newTestServer(t, Options{Dir: dir})
-	s2, err := New(Options{Dir: dir})
-	if err == nil {
-		s2.Close()
-		t.Fatal("a second server opened a directory in use")
+	for _, tc := range []struct {
+		name  string
+		first func(t *testing.T, dir string) *Server
+	}{
+		{"with a container", func(t *testing.T, dir string) *Server {
+			s, _ := newTestServer(t, Options{Dir: dir})
+			return s
+		}},
+		{"empty", func(t *testing.T, dir string) *Server {
+			s, err := New(Options{Dir: dir})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s1 := tc.first(t, dir)
+			s2, err := New(Options{Dir: dir})
+			if !errors.Is(err, ttlstore.ErrLocked) {
+				if err == nil {
+					s2.Close()
+				}
+				t.Fatalf("a second server over a directory in use: %v, want ErrLocked", err)
+			}
+			if err := s1.Close(); err != nil {
+				t.Fatal(err)
+			}
+			s3, err := New(Options{Dir: dir})
+			if err != nil {
+				t.Fatalf("after the first server closed: %v", err)
+			}
+			s3.Close()
+		})
 	}
 }
 

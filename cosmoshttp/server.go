@@ -69,9 +69,10 @@ type Server struct {
 	maxDoc int
 	macs   sync.Pool // of hash.Hash: HMAC-SHA256 under key, reset before use
 
-	mu     sync.RWMutex // mu protects dbs, their colls, and closed
+	mu     sync.RWMutex // mu protects dbs, their colls, closed and lock
 	dbs    map[string]*database
 	closed bool
+	lock   io.Closer // Dir/LOCK, held from New to Close; nil in memory
 }
 
 // ServeHTTP answers one request of the Cosmos DB REST API.
@@ -79,9 +80,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.serve(w, r)
 }
 
-// New returns a Server configured by opts. With opts.Dir it opens every
-// container the directory holds (and fails with the first error: a
-// container whose files are corrupt is not skipped).
+// New returns a Server configured by opts. With opts.Dir it locks the
+// directory (the file LOCK in it, until Close) and opens every container
+// it holds, and fails with the first error: an error matching
+// ttlstore.ErrLocked when another Server, in this process or another,
+// has the directory; the error of the first container whose files are
+// corrupt, which is not skipped.
 func New(opts Options) (*Server, error) {
 	key := opts.Key
 	if key == "" {
@@ -107,8 +111,8 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// Close closes every container's collection (syncing durable ones) and
-// returns the first error. Requests after Close are answered 503. Close is
+// Close closes every container's collection (syncing durable ones),
+// releases the directory's lock, and returns the first error. Requests after Close are answered 503. Close is
 // idempotent.
 func (s *Server) Close() error {
 	s.mu.Lock()
@@ -123,6 +127,13 @@ func (s *Server) Close() error {
 			if err := ct.c.Close(); err != nil && first == nil {
 				first = err
 			}
+		}
+	}
+	if s.lock != nil {
+		// After the containers, so that no other Server opens the
+		// directory while they are still being closed.
+		if err := s.lock.Close(); err != nil && first == nil {
+			first = fmt.Errorf("%w: unlock %s: %v", ttlstore.ErrIO, s.opts.Dir, err)
 		}
 	}
 	return first
