@@ -8,6 +8,7 @@ package clone
 import (
 	"encoding/json"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -48,6 +49,9 @@ func TestPlan(t *testing.T) {
 	}{
 		{"strings", reflect.TypeFor[[]string](), `["a","b"]`, []stepKind{stepStrings}, true},
 		{"named strings", reflect.TypeFor[[]tag](), `["a"]`, []stepKind{stepStrings}, true},
+		{"3 strings", reflect.TypeFor[[]string](), `["a","b","c"]`, []stepKind{stepStrings}, true},
+		{"4 strings", reflect.TypeFor[[]string](), `["a","b","c","d"]`, []stepKind{stepStrings}, true},
+		{"5 strings", reflect.TypeFor[[]string](), `["a","b","c","d","e"]`, []stepKind{stepStrings}, true},
 		{"empty strings", reflect.TypeFor[[]string](), `[]`, []stepKind{stepStrings}, false},
 		{"nil strings", reflect.TypeFor[[]string](), `null`, []stepKind{stepStrings}, false},
 		{"small numbers", reflect.TypeFor[[]int16](), `[1,2,3]`, []stepKind{stepBytes}, true},
@@ -151,4 +155,56 @@ func TestCopierPlanned(t *testing.T) {
 	cp := big.Copy(b)
 	cp[3][0] = 2
 	require.Equal(t, 1, b[3][0], "a copy without a plan is deep too")
+}
+
+// TestCopierUnderGC checks copies made while the garbage collector runs
+// (and moves nothing it should keep): a plan writes the references it
+// makes into a T on the caller's stack, which a collection may scan, and a
+// stack may grow and move in the middle of it.
+func TestCopierUnderGC(t *testing.T) {
+	type doc struct {
+		ID   string            `json:"id"`
+		Tags []string          `json:"tags"`
+		Addr map[string]string `json:"addr"`
+		Nums []float64         `json:"nums"`
+		Any  any               `json:"any"`
+		Best *flatDoc          `json:"best"`
+	}
+	var c Copier[doc]
+	c.Init()
+	require.True(t, c.planned)
+	var orig doc
+	require.NoError(t, json.Unmarshal([]byte(`{"id":"d","tags":["a","b","c"],"addr":{"k":"v"},"nums":[1,2],"any":{"x":["y"]},"best":{"id":"b"}}`), &orig))
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for {
+			select {
+			case <-done:
+				return
+			default:
+				runtime.GC()
+			}
+		}
+	}()
+	var deep func(n int) doc // copies n frames down, so that stacks grow
+	deep = func(n int) doc {
+		if n == 0 {
+			return c.Copy(orig)
+		}
+		return deep(n - 1)
+	}
+	for i := range 2000 {
+		cp := deep(i % 64)
+		cp.Tags[0] = "changed"
+		cp.Addr["k"] = "changed"
+		require.True(t, reflect.DeepEqual([]string{"a", "b", "c"}, orig.Tags), "iteration %d", i)
+		require.Equal(t, "v", orig.Addr["k"])
+		require.Equal(t, []float64{1, 2}, cp.Nums)
+		require.Equal(t, map[string]any{"x": []any{"y"}}, cp.Any)
+		require.Equal(t, "b", cp.Best.ID)
+	}
+	close(done)
+	<-stopped
 }
