@@ -155,8 +155,8 @@ func NewTyped[T any](c *Collection) *Typed[T] {
 // third more than Collection.Read for a T without references, with no
 // allocation; for one with references, add their copies, made without
 // reflection for the common ones: for a []string, one allocation (a hit
-// about 2.07 times a Read in instructions); for a map of strings to strings
-// or numbers, a clone of the map, two allocations (2.9 times). See
+// about 2 times a Read in instructions); for a map of strings to strings
+// or numbers, a clone of the map, two allocations (2.8 times). See
 // docs/typed.md for measurements.
 //
 // On a partitioned collection it returns ErrPartitionKeyRequired: use

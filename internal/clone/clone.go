@@ -102,6 +102,8 @@ func (c *Copier[T]) Copy(v T) T {
 // on p's own address would move *p to the heap, an allocation per call.
 func (c *Copier[T]) Fix(p *T) {
 	switch {
+	case c.planned && len(c.steps) == 1:
+		applyStep(&c.steps[0], unsafe.Pointer(p))
 	case c.planned:
 		apply(c.steps, unsafe.Pointer(p))
 	case c.fix != nil:

@@ -141,51 +141,57 @@ func mapKind(t reflect.Type) stepKind {
 // not escape: only what p's references refer to goes to the heap.
 func apply(steps []step, p unsafe.Pointer) {
 	for i := range steps {
-		s := &steps[i]
-		at := unsafe.Add(p, s.off)
-		switch s.kind {
-		case stepStrings:
-			v := (*[]string)(at)
-			if cap(*v) > 0 {
-				*v = cloneStrings(*v)
-			}
-		case stepBytes:
-			h := (*sliceHeader)(at)
-			if h.cap > 0 {
-				b := make([]byte, uintptr(h.len)*s.size)
-				copy(b, unsafe.Slice((*byte)(h.data), len(b)))
-				h.data, h.cap = unsafe.Pointer(unsafe.SliceData(b)), h.len
-			}
-		case stepStringMap:
-			cloneMap[string](at)
-		case stepMap1:
-			cloneMap[uint8](at)
-		case stepMap2:
-			cloneMap[uint16](at)
-		case stepMap4:
-			cloneMap[uint32](at)
-		case stepMap8:
-			cloneMap[uint64](at)
-		case stepAny:
-			v := (*any)(at)
-			if *v != nil && needsCopy(*v) {
-				*v = fixAny(s.fn, *v)
-			}
-		case stepWord:
-			w := (*unsafe.Pointer)(at)
-			if *w != nil {
-				*w = fixWord(s.fn, *w)
-			}
-		case stepSlice:
-			h := (*sliceHeader)(at)
-			if h.cap > 0 {
-				*h = fixSlice(s.fn, *h)
-			}
-		case stepIface:
-			w := (*[2]unsafe.Pointer)(at)
-			if w[0] != nil {
-				*w = fixIface(s.fn, *w)
-			}
+		applyStep(&steps[i], p)
+	}
+}
+
+// applyStep is apply of one step. A Copier whose plan has one step calls
+// it without apply's loop, which costs about as much as the step's own
+// work for a small []string.
+func applyStep(s *step, p unsafe.Pointer) {
+	at := unsafe.Add(p, s.off)
+	switch s.kind {
+	case stepStrings:
+		v := (*[]string)(at)
+		if cap(*v) > 0 {
+			*v = cloneStrings(*v)
+		}
+	case stepBytes:
+		h := (*sliceHeader)(at)
+		if h.cap > 0 {
+			b := make([]byte, uintptr(h.len)*s.size)
+			copy(b, unsafe.Slice((*byte)(h.data), len(b)))
+			h.data, h.cap = unsafe.Pointer(unsafe.SliceData(b)), h.len
+		}
+	case stepStringMap:
+		cloneMap[string](at)
+	case stepMap1:
+		cloneMap[uint8](at)
+	case stepMap2:
+		cloneMap[uint16](at)
+	case stepMap4:
+		cloneMap[uint32](at)
+	case stepMap8:
+		cloneMap[uint64](at)
+	case stepAny:
+		v := (*any)(at)
+		if *v != nil && needsCopy(*v) {
+			*v = fixAny(s.fn, *v)
+		}
+	case stepWord:
+		w := (*unsafe.Pointer)(at)
+		if *w != nil {
+			*w = fixWord(s.fn, *w)
+		}
+	case stepSlice:
+		h := (*sliceHeader)(at)
+		if h.cap > 0 {
+			*h = fixSlice(s.fn, *h)
+		}
+	case stepIface:
+		w := (*[2]unsafe.Pointer)(at)
+		if w[0] != nil {
+			*w = fixIface(s.fn, *w)
 		}
 	}
 }
