@@ -18,15 +18,17 @@ import (
 //	read=untyped+decode   Read, then Document.Decode into the flat struct: what a typed read costs without the view
 //	read=typed-flat       Typed[typedFlat].Read: a struct of strings and numbers, returned by value
 //	read=typed-slice      Typed[typedSlice].Read: the same with its tags, a []string, copied on every read
+//	read=typed-map        Typed[typedMap].Read: the flat fields with the address as a map[string]string, copied on every read
 //	read=otter-flat       otter v2 GetIfPresent of a typedFlat value (a copy of the struct)
 //	read=otter-slice      otter v2 GetIfPresent of a typedSlice value (a copy of the struct sharing its slice)
+//	read=otter-map        otter v2 GetIfPresent of a typedMap value (a copy of the struct sharing its map)
 //
 //	BenchmarkTypedReadHit          one goroutine
 //	BenchmarkTypedReadHitParallel  GOMAXPROCS goroutines
 //	BenchmarkTypedWrite            Upsert of a struct: Collection.Upsert against Typed.Upsert, which also decodes and caches
 //
 // otter keeps the struct the caller stored, so it never decodes; its slice
-// is shared by every reader (writing to it would change what the others
+// and map are shared by every reader (writing to it would change what the others
 // read), which the view does not allow. It is here as the usual alternative
 // to a view: a cache of Go structs with expiry, beside (or instead of) the
 // collection of JSON.
@@ -59,6 +61,18 @@ type typedSlice struct {
 	Tags []string `json:"tags"`
 }
 
+// typedMap is a data set document without its tags, with its address as a
+// map of 3 strings instead of a struct.
+type typedMap struct {
+	ID      string            `json:"id"`
+	TTL     int32             `json:"ttl,omitempty"`
+	Name    string            `json:"name"`
+	Email   string            `json:"email"`
+	Score   int               `json:"score"`
+	Active  bool              `json:"active"`
+	Address map[string]string `json:"address"`
+}
+
 // typedFixture is a collection of the 100k documents with both views warm
 // (every document read once through each), and otter caches of the same
 // documents as structs. It is built once per process.
@@ -66,8 +80,10 @@ var typedFixture struct {
 	c      *ttlstore.Collection
 	flat   *ttlstore.Typed[typedFlat]
 	slice  *ttlstore.Typed[typedSlice]
+	tmap   *ttlstore.Typed[typedMap]
 	oflat  *otter.Cache[string, typedFlat]
 	oslice *otter.Cache[string, typedSlice]
+	omap   *otter.Cache[string, typedMap]
 }
 
 func typedStores(b testing.TB) {
@@ -85,8 +101,10 @@ func typedStores(b testing.TB) {
 	f.c = c
 	f.flat = ttlstore.NewTyped[typedFlat](c)
 	f.slice = ttlstore.NewTyped[typedSlice](c)
+	f.tmap = ttlstore.NewTyped[typedMap](c)
 	f.oflat = otter.Must(&otter.Options[string, typedFlat]{ExpiryCalculator: otter.ExpiryWriting[string, typedFlat](TTL)})
 	f.oslice = otter.Must(&otter.Options[string, typedSlice]{ExpiryCalculator: otter.ExpiryWriting[string, typedSlice](TTL)})
+	f.omap = otter.Must(&otter.Options[string, typedMap]{ExpiryCalculator: otter.ExpiryWriting[string, typedMap](TTL)})
 	for i, id := range d.IDs {
 		if _, err := c.Upsert(d.Docs[i]); err != nil {
 			b.Fatal(err)
@@ -104,9 +122,17 @@ func typedStores(b testing.TB) {
 			b.Fatalf("%s: tags %q", id, s.Tags)
 		}
 		f.oslice.Set(id, s)
+		m, err := f.tmap.Read(id)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(m.Address) != 3 {
+			b.Fatalf("%s: address %q", id, m.Address)
+		}
+		f.omap.Set(id, m)
 	}
-	if f.flat.CacheLen() != n100k || f.slice.CacheLen() != n100k {
-		b.Fatalf("cached %d and %d values, want %d", f.flat.CacheLen(), f.slice.CacheLen(), n100k)
+	if f.flat.CacheLen() != n100k || f.slice.CacheLen() != n100k || f.tmap.CacheLen() != n100k {
+		b.Fatalf("cached %d, %d and %d values, want %d", f.flat.CacheLen(), f.slice.CacheLen(), f.tmap.CacheLen(), n100k)
 	}
 }
 
@@ -132,8 +158,10 @@ func typedReaders() []struct {
 		}},
 		{"typed-flat", func(id string) bool { v, err := f.flat.Read(id); return err == nil && v.ID != "" }},
 		{"typed-slice", func(id string) bool { v, err := f.slice.Read(id); return err == nil && len(v.Tags) == 2 }},
+		{"typed-map", func(id string) bool { v, err := f.tmap.Read(id); return err == nil && len(v.Address) == 3 }},
 		{"otter-flat", func(id string) bool { v, ok := f.oflat.GetIfPresent(id); return ok && v.ID != "" }},
 		{"otter-slice", func(id string) bool { v, ok := f.oslice.GetIfPresent(id); return ok && len(v.Tags) == 2 }},
+		{"otter-map", func(id string) bool { v, ok := f.omap.GetIfPresent(id); return ok && len(v.Address) == 3 }},
 	}
 }
 
@@ -221,5 +249,14 @@ func TestTypedFixture(t *testing.T) {
 	v.Tags[0] = "changed"
 	if v, _ := typedFixture.slice.Read("user-0000001"); v.Tags[0] != tag {
 		t.Fatalf("a change to a read value showed in the next read: %q", v.Tags)
+	}
+	m, err := typedFixture.tmap.Read("user-0000001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	city := m.Address["city"]
+	m.Address["city"] = "changed"
+	if m, _ := typedFixture.tmap.Read("user-0000001"); m.Address["city"] != city {
+		t.Fatalf("a change to a read value showed in the next read: %q", m.Address)
 	}
 }

@@ -23,11 +23,18 @@
 // Building a type's Func walks the type once, with reflection; it is kept
 // for the life of the process. Applying it allocates about one object per
 // non-empty slice, map, non-nil pointer and non-nil interface in the value
-// (a []string: one allocation), far less than decoding the value again.
-// Slices of strings and of pointer-free elements are copied without
-// reflection.
+// (a []string: one allocation; a small map: two), far less than decoding
+// the value again.
 //
-// For, HoldsHeap and a Copier's Copy are safe for concurrent use.
+// A Copier also plans, once, the copies a T needs (plan.go): the
+// references in T (through its inline structs and arrays) with how to copy
+// each. Slices of strings and of pointer-free elements, maps of strings to
+// strings, bools or numbers (maps.Clone), and interfaces holding strings
+// or numbers (nothing to copy) need no reflection; the rest use their
+// type's Func. A copy fixed up by a plan stays where the caller has it, on
+// its stack: no scratch value, no pool.
+//
+// For, HoldsHeap and a Copier's Copy and Fix are safe for concurrent use.
 package clone
 
 import (
@@ -52,6 +59,10 @@ type Copier[T any] struct {
 	// fix is T's Func: nil when an assignment of a T is a copy that
 	// shares nothing writable.
 	fix Func
+	// steps is T's plan (plan.go), when planned: T needs at most
+	// maxSteps. Without one, Fix works on a T of scratch.
+	steps   []step
+	planned bool
 	// scratch holds *T for Copy.
 	scratch sync.Pool
 }
@@ -60,6 +71,9 @@ type Copier[T any] struct {
 // For built it before.
 func (c *Copier[T]) Init() {
 	c.fix = For(reflect.TypeFor[T]())
+	if c.fix != nil {
+		c.steps, c.planned = planFor(reflect.TypeFor[T]())
+	}
 	c.scratch.New = func() any { return new(T) }
 }
 
@@ -68,24 +82,39 @@ func (c *Copier[T]) Init() {
 // with the original, and Copy returns v as it got it.
 func (c *Copier[T]) Deep() bool { return c.fix != nil }
 
-// Copy returns a copy of v that shares nothing writable with it. It is not
-// inlined: a caller on a hot path checks Deep first and, for a T that needs
-// no fixing, skips the call and the copies of v that passing it makes.
-//
-// The Func works on a T of scratch, from a pool: on v's own address it
-// would move v to the heap, an allocation per call.
+// Copy returns a copy of v that shares nothing writable with it: v after
+// Fix. A caller on a hot path checks Deep first and, for a T that needs no
+// fixing, skips the call.
 func (c *Copier[T]) Copy(v T) T {
-	if c.fix == nil {
-		return v
-	}
-	p := c.scratch.Get().(*T)
-	*p = v
-	c.fix(unsafe.Pointer(p))
-	v = *p
-	var zero T
-	*p = zero // keeps nothing alive
-	c.scratch.Put(p)
+	c.Fix(&v)
 	return v
+}
+
+// Fix replaces every reference in *p through which memory could be written
+// with one to a new copy, recursively: applied to a shallow copy of a T (an
+// assignment), it makes a copy that shares nothing writable with the
+// original, which it does not read or change. p does not escape: a T on
+// the caller's stack stays there.
+//
+// A T with a plan (all but those with more than maxSteps references
+// outside slices, maps and pointers, such as large arrays of slices) is
+// fixed up in place; any other, in a T of scratch from a pool, as the Func
+// on p's own address would move *p to the heap, an allocation per call.
+func (c *Copier[T]) Fix(p *T) {
+	switch {
+	case c.planned && len(c.steps) == 1:
+		applyStep(&c.steps[0], unsafe.Pointer(p))
+	case c.planned:
+		apply(c.steps, unsafe.Pointer(p))
+	case c.fix != nil:
+		s := c.scratch.Get().(*T)
+		*s = *p
+		c.fix(unsafe.Pointer(s))
+		*p = *s
+		var zero T
+		*s = zero // keeps nothing alive
+		c.scratch.Put(s)
+	}
 }
 
 var (
