@@ -1,9 +1,9 @@
 package ttlstore
 
 import (
-	"io"
 	"math"
 
+	"github.com/ttlstore/ttlstore/internal/vfs"
 	"github.com/ttlstore/ttlstore/internal/wal"
 )
 
@@ -82,13 +82,16 @@ func (c *Collection) runCompactor() {
 // twice the size of the last snapshot (and 64 MiB), and returns when the
 // snapshot is published. It holds no lock while it writes: a writer waits
 // for it only while its shard is copied (8 bytes a document), a reader not
-// at all, though both may wait longer on a disk busy writing the snapshot
-// (a write holds its shard's lock until its record is written to the OS,
-// and a reader of that shard waits for it). An error leaves the directory
-// loading to the same documents. On a collection made by New it does
-// nothing and returns nil. Once Close has begun it returns ErrClosed; Close
-// waits for a Compact already under way (the directory stays locked until
-// it ends), so a slow disk makes Close as slow as the compaction.
+// at all. The snapshot goes to the disk 256 KiB at a time, each chunk
+// written back before the next is encoded, so that a log's fsync (and a
+// write(2) that needs the file system's journal) queues behind little of
+// it and the final fsync has little left to write: a compaction goes at
+// the disk's pace, and writers still share the disk with it. An error
+// leaves the directory loading to the same documents. On a collection made
+// by New it does nothing and returns nil. Once Close has begun it returns
+// ErrClosed; Close waits for a Compact already under way (the directory
+// stays locked until it ends), so a slow disk makes Close as slow as the
+// compaction.
 func (c *Collection) Compact() error {
 	if c.closed.Load() {
 		return newError("compact", "", ErrClosed)
@@ -199,25 +202,40 @@ func (d *durable) writeSnapshot(num uint64, live []*entry, def int32, etag, seq 
 	return size, nil
 }
 
-// writeSnapshotTo writes a snapshot's records to w in 1 MiB writes.
-func writeSnapshotTo(w io.Writer, live []*entry, def int32, etag, seq uint64, path string) (int64, error) {
-	const chunk = 1 << 20
-	buf := make([]byte, 0, chunk+4096)
+// snapChunk is how much of a snapshot is encoded, written and written back
+// (vfs.File.WriteBack) at a time: small enough that a log's fsync queued
+// behind it on the device waits about a millisecond.
+const snapChunk = 256 << 10
+
+// writeSnapshotTo writes a snapshot's records to f in snapChunk writes, each
+// written back to the device before the next is encoded: the kernel never
+// holds more than a chunk of the snapshot unwritten, so the final Sync,
+// and the log's fsyncs meanwhile, have little of it to wait for. The
+// compactor blocks in WriteBack once a chunk, which gives its processor to
+// the writers.
+func writeSnapshotTo(f vfs.File, live []*entry, def int32, etag, seq uint64, path string) (int64, error) {
+	buf := make([]byte, 0, snapChunk+4096)
 	buf = wal.AppendHeader(buf, wal.KindSnapshot)
 	buf = appendSnapInfo(buf, def, etag, seq, path)
 	var size int64
+	flush := func() error {
+		n, err := f.Write(buf)
+		if err == nil {
+			err = f.WriteBack(size, int64(n))
+		}
+		size += int64(n)
+		buf = buf[:0]
+		return err
+	}
 	for _, e := range live {
 		buf = appendPut(buf, e)
-		if len(buf) >= chunk {
-			n, err := w.Write(buf)
-			size += int64(n)
-			if err != nil {
+		if len(buf) >= snapChunk {
+			if err := flush(); err != nil {
 				return size, err
 			}
-			buf = buf[:0]
 		}
 	}
 	buf = appendSnapEnd(buf, uint64(len(live)))
-	n, err := w.Write(buf)
-	return size + int64(n), err
+	err := flush()
+	return size, err
 }

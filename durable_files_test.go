@@ -132,3 +132,57 @@ func TestDurableCleanUpRemovesOnlyItsOwnFiles(t *testing.T) {
 	assert.True(t, shownOf(c).equal(want), "the foreign files change nothing")
 	check("a second Open")
 }
+
+// TestDurableCompactWriteBackFails: a snapshot is written back to the disk
+// a chunk at a time (vfs.File.WriteBack) as it is written. When that fails,
+// at the first chunk or a later one, Compact returns ErrIO and leaves no
+// snapshot, temporary or published; the log goes on taking writes; and the
+// directory loads after a crash to what was acknowledged. A later Compact
+// succeeds.
+func TestDurableCompactWriteBackFails(t *testing.T) {
+	for _, nth := range []int{1, 2, 3} {
+		t.Run(fmt.Sprintf("writeback=%d", nth), func(t *testing.T) {
+			fsys := vfs.NewMemFS()
+			clk := newMock()
+			c, err := openMem(t, fsys, clk, ttlstore.SyncAlways, 1<<30)
+			require.NoError(t, err)
+			pad := strings.Repeat("x", 300)
+			for i := range 2000 { // 600 KB: three chunks
+				_, err := c.Upsert(fmt.Appendf(nil, `{"id":"d%d","p":%q}`, i, pad))
+				require.NoError(t, err)
+			}
+			calls := 0
+			fsys.SetHook(func(op vfs.Op, _ string) error {
+				if op == vfs.OpWriteBack {
+					if calls++; calls == nth {
+						return vfs.ErrInjected
+					}
+				}
+				return nil
+			})
+			require.ErrorIs(t, c.Compact(), ttlstore.ErrIO)
+			require.Equal(t, nth, calls, "the snapshot stopped at the failure")
+			fsys.SetHook(nil)
+			names, err := fsys.List("db")
+			require.NoError(t, err)
+			for _, name := range names {
+				assert.NotContains(t, name, ".snap", "a failed compaction left %s", name)
+			}
+			_, err = c.Upsert([]byte(`{"id":"after"}`))
+			require.NoError(t, err, "the log goes on")
+			want := shownOf(c)
+
+			crashed := fsys.Crash(nil, false)
+			c.Close() // its file system is gone
+			c2, err := openMem(t, crashed, clk, ttlstore.SyncAlways, 1<<30)
+			require.NoError(t, err)
+			assert.True(t, want.equal(shownOf(c2)), "after a crash")
+			require.NoError(t, c2.Compact())
+			require.NoError(t, c2.Close())
+			c3, err := openMem(t, crashed, clk, ttlstore.SyncAlways, 1<<30)
+			require.NoError(t, err)
+			assert.True(t, want.equal(shownOf(c3)), "after a compaction that succeeded")
+			require.NoError(t, c3.Close())
+		})
+	}
+}
