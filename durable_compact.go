@@ -9,7 +9,8 @@ import (
 
 // Compaction: a new log, a snapshot of the live documents beside it
 // (written to a temporary file, fsynced, renamed, the directory fsynced),
-// then the removal of the files the snapshot replaces. A crash at any step
+// then the removal of the files the snapshot replaces (a stale snapshot
+// cut down a few MiB at a time first: trimStale). A crash at any step
 // leaves a directory that loads to the same documents (see durable.go).
 
 // cleanUp removes what an interrupted compaction left: temporary snapshots
@@ -18,7 +19,11 @@ import (
 // (NNNNNNNNNNNNNNNN.log, .snap and .snap.tmp, sixteen digits): anything
 // else in the directory (a note, a backup such as
 // 0000000000000001.log.bak) is the user's, and stays.
-func (d *durable) cleanUp() {
+//
+// A compaction passes the size of the snapshot it replaced as bigSnap:
+// past trimStep, stale snapshots are cut down before they are removed
+// (trimStale). Open passes 0.
+func (d *durable) cleanUp(bigSnap int64) {
 	names, err := d.fs.List(d.dir)
 	if err != nil {
 		return
@@ -42,6 +47,9 @@ func (d *durable) cleanUp() {
 		n, ext, ok := fileNumber(name)
 		stale := ext == "snap.tmp" || (n < base && (ext == "log" && !keep[n] || ext == "snap"))
 		if ok && stale {
+			if ext != "log" && bigSnap > trimStep {
+				d.trimStale(d.path(name))
+			}
 			removed = d.fs.Remove(d.path(name)) == nil || removed
 		}
 	}
@@ -50,9 +58,36 @@ func (d *durable) cleanUp() {
 	}
 }
 
+// trimStep is how much of a stale snapshot trimStale frees at a time.
+const trimStep = 8 << 20
+
+// trimStale cuts the stale snapshot name down, trimStep bytes at a time,
+// each cut fsynced, before cleanUp removes it: the file system then frees
+// its blocks (and, mounted with discard, trims them) a few at a time, in
+// commits of their own, rather than all of them in the one a writer's log
+// fsync may be waiting for. It is best effort, and only for snapshots: a
+// stale snapshot is never read (Open loads the newest), while the change
+// feed reads old logs. A crash leaves a shorter stale file, removed later.
+func (d *durable) trimStale(name string) {
+	f, err := d.fs.OpenAppend(name)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	size, err := f.Size()
+	for err == nil && size > trimStep {
+		size -= trimStep
+		if err = f.Truncate(size); err == nil {
+			err = f.Sync()
+		}
+	}
+}
+
 // setCompactAt sets the log size past which the compactor runs, from the
-// size of the snapshot just written (0 when there is none).
+// size of the snapshot just written (0 when there is none), which it
+// records in d.snapSize.
 func (d *durable) setCompactAt(snapSize int64) {
+	d.snapSize = snapSize
 	d.log.mu.Lock()
 	d.log.compactAt = max(d.minCompact, compactFactor*snapSize)
 	d.log.mu.Unlock()
@@ -132,8 +167,9 @@ func (d *durable) compact(c *Collection) error {
 	if err != nil {
 		return err
 	}
+	prev := d.snapSize
 	d.setCompactAt(size)
-	d.cleanUp()
+	d.cleanUp(prev)
 	return nil
 }
 

@@ -186,3 +186,55 @@ func TestDurableCompactWriteBackFails(t *testing.T) {
 		})
 	}
 }
+
+// TestDurableCompactTrimsBigStaleSnapshot: a compaction that replaces a
+// snapshot bigger than 8 MiB cuts it down a few MiB at a time, each cut
+// fsynced, before it removes it. If the removal fails (or a crash comes
+// first), the cut-down stale snapshot is left beside the new one, and the
+// directory still loads to the same documents, Open removing it.
+func TestDurableCompactTrimsBigStaleSnapshot(t *testing.T) {
+	fsys := vfs.NewMemFS()
+	clk := newMock()
+	c, err := openMem(t, fsys, clk, ttlstore.SyncNever, 1<<40)
+	require.NoError(t, err)
+	pad := strings.Repeat("x", 300)
+	for i := range 30000 { // 9.5 MB of snapshot
+		_, err := c.Upsert(fmt.Appendf(nil, `{"id":"d%d","p":%q}`, i, pad))
+		require.NoError(t, err)
+	}
+	require.NoError(t, c.Compact())
+	names, err := fsys.List("db")
+	require.NoError(t, err)
+	var stale string
+	for _, name := range names {
+		if strings.HasSuffix(name, ".snap") {
+			stale = name
+		}
+	}
+	require.NotEmpty(t, stale)
+	var ops []string
+	fsys.SetHook(func(op vfs.Op, name string) error {
+		if strings.HasSuffix(name, stale) {
+			ops = append(ops, op.String())
+			if op == vfs.OpRemove {
+				return vfs.ErrInjected
+			}
+		}
+		return nil
+	})
+	require.NoError(t, c.Compact(), "cleaning up is best effort")
+	fsys.SetHook(nil)
+	assert.Equal(t, []string{"openappend", "size", "truncate", "sync", "close", "remove"}, ops)
+	left, err := fsys.ReadFile("db/" + stale)
+	require.NoError(t, err)
+	assert.Less(t, len(left), 8<<20, "cut down")
+	want := shownOf(c)
+	crashed := fsys.Crash(nil, false)
+	c.Close() // its file system is gone
+	c2, err := openMem(t, crashed, clk, ttlstore.SyncNever, 1<<40)
+	require.NoError(t, err)
+	assert.True(t, want.equal(shownOf(c2)))
+	require.NoError(t, c2.Close())
+	_, err = crashed.ReadFile("db/" + stale)
+	assert.Error(t, err, "Open removed the stale snapshot")
+}
