@@ -51,7 +51,8 @@ type durable struct {
 	preamble   []byte // what a new log starts with (logPreambleFor)
 	feedKeep   int64  // the bytes of old logs kept for the change feed; 0 without one
 
-	compactMu sync.Mutex     // one compaction at a time
+	compactMu sync.Mutex     // one compaction at a time; it protects snapSize
+	snapSize  int64          // the size of the newest snapshot (0: none)
 	wg        sync.WaitGroup // the syncer and the compactor
 }
 
@@ -146,7 +147,7 @@ func open(fsys vfs.FS, dir string, opts Options, minCompact int64, keepDefault b
 			return nil, err
 		}
 	}
-	d.cleanUp()
+	d.cleanUp(0)
 	// A bound lower than what the directory holds: evict now, as
 	// SetLimits would, so that what was evicted stays evicted.
 	if err := c.shrink("open"); err != nil {

@@ -1,15 +1,16 @@
 package ttlstore
 
 import (
-	"io"
 	"math"
 
+	"github.com/ttlstore/ttlstore/internal/vfs"
 	"github.com/ttlstore/ttlstore/internal/wal"
 )
 
 // Compaction: a new log, a snapshot of the live documents beside it
 // (written to a temporary file, fsynced, renamed, the directory fsynced),
-// then the removal of the files the snapshot replaces. A crash at any step
+// then the removal of the files the snapshot replaces (a stale snapshot
+// cut down a few MiB at a time first: trimStale). A crash at any step
 // leaves a directory that loads to the same documents (see durable.go).
 
 // cleanUp removes what an interrupted compaction left: temporary snapshots
@@ -18,7 +19,11 @@ import (
 // (NNNNNNNNNNNNNNNN.log, .snap and .snap.tmp, sixteen digits): anything
 // else in the directory (a note, a backup such as
 // 0000000000000001.log.bak) is the user's, and stays.
-func (d *durable) cleanUp() {
+//
+// A compaction passes the size of the snapshot it replaced as bigSnap:
+// past trimStep, stale snapshots are cut down before they are removed
+// (trimStale). Open passes 0.
+func (d *durable) cleanUp(bigSnap int64) {
 	names, err := d.fs.List(d.dir)
 	if err != nil {
 		return
@@ -42,6 +47,9 @@ func (d *durable) cleanUp() {
 		n, ext, ok := fileNumber(name)
 		stale := ext == "snap.tmp" || (n < base && (ext == "log" && !keep[n] || ext == "snap"))
 		if ok && stale {
+			if ext != "log" && bigSnap > trimStep {
+				d.trimStale(d.path(name))
+			}
 			removed = d.fs.Remove(d.path(name)) == nil || removed
 		}
 	}
@@ -50,9 +58,36 @@ func (d *durable) cleanUp() {
 	}
 }
 
+// trimStep is how much of a stale snapshot trimStale frees at a time.
+const trimStep = 8 << 20
+
+// trimStale cuts the stale snapshot name down, trimStep bytes at a time,
+// each cut fsynced, before cleanUp removes it: the file system then frees
+// its blocks (and, mounted with discard, trims them) a few at a time, in
+// commits of their own, rather than all of them in the one a writer's log
+// fsync may be waiting for. It is best effort, and only for snapshots: a
+// stale snapshot is never read (Open loads the newest), while the change
+// feed reads old logs. A crash leaves a shorter stale file, removed later.
+func (d *durable) trimStale(name string) {
+	f, err := d.fs.OpenAppend(name)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	size, err := f.Size()
+	for err == nil && size > trimStep {
+		size -= trimStep
+		if err = f.Truncate(size); err == nil {
+			err = f.Sync()
+		}
+	}
+}
+
 // setCompactAt sets the log size past which the compactor runs, from the
-// size of the snapshot just written (0 when there is none).
+// size of the snapshot just written (0 when there is none), which it
+// records in d.snapSize.
 func (d *durable) setCompactAt(snapSize int64) {
+	d.snapSize = snapSize
 	d.log.mu.Lock()
 	d.log.compactAt = max(d.minCompact, compactFactor*snapSize)
 	d.log.mu.Unlock()
@@ -82,13 +117,16 @@ func (c *Collection) runCompactor() {
 // twice the size of the last snapshot (and 64 MiB), and returns when the
 // snapshot is published. It holds no lock while it writes: a writer waits
 // for it only while its shard is copied (8 bytes a document), a reader not
-// at all, though both may wait longer on a disk busy writing the snapshot
-// (a write holds its shard's lock until its record is written to the OS,
-// and a reader of that shard waits for it). An error leaves the directory
-// loading to the same documents. On a collection made by New it does
-// nothing and returns nil. Once Close has begun it returns ErrClosed; Close
-// waits for a Compact already under way (the directory stays locked until
-// it ends), so a slow disk makes Close as slow as the compaction.
+// at all. The snapshot goes to the disk 256 KiB at a time, each chunk
+// written back before the next is encoded, so that a log's fsync (and a
+// write(2) that needs the file system's journal) queues behind little of
+// it and the final fsync has little left to write: a compaction goes at
+// the disk's pace, and writers still share the disk with it. An error
+// leaves the directory loading to the same documents. On a collection made
+// by New it does nothing and returns nil. Once Close has begun it returns
+// ErrClosed; Close waits for a Compact already under way (the directory
+// stays locked until it ends), so a slow disk makes Close as slow as the
+// compaction.
 func (c *Collection) Compact() error {
 	if c.closed.Load() {
 		return newError("compact", "", ErrClosed)
@@ -129,8 +167,9 @@ func (d *durable) compact(c *Collection) error {
 	if err != nil {
 		return err
 	}
+	prev := d.snapSize
 	d.setCompactAt(size)
-	d.cleanUp()
+	d.cleanUp(prev)
 	return nil
 }
 
@@ -199,25 +238,40 @@ func (d *durable) writeSnapshot(num uint64, live []*entry, def int32, etag, seq 
 	return size, nil
 }
 
-// writeSnapshotTo writes a snapshot's records to w in 1 MiB writes.
-func writeSnapshotTo(w io.Writer, live []*entry, def int32, etag, seq uint64, path string) (int64, error) {
-	const chunk = 1 << 20
-	buf := make([]byte, 0, chunk+4096)
+// snapChunk is how much of a snapshot is encoded, written and written back
+// (vfs.File.WriteBack) at a time: small enough that a log's fsync queued
+// behind it on the device waits about a millisecond.
+const snapChunk = 256 << 10
+
+// writeSnapshotTo writes a snapshot's records to f in snapChunk writes, each
+// written back to the device before the next is encoded: the kernel never
+// holds more than a chunk of the snapshot unwritten, so the final Sync,
+// and the log's fsyncs meanwhile, have little of it to wait for. The
+// compactor blocks in WriteBack once a chunk, which gives its processor to
+// the writers.
+func writeSnapshotTo(f vfs.File, live []*entry, def int32, etag, seq uint64, path string) (int64, error) {
+	buf := make([]byte, 0, snapChunk+4096)
 	buf = wal.AppendHeader(buf, wal.KindSnapshot)
 	buf = appendSnapInfo(buf, def, etag, seq, path)
 	var size int64
+	flush := func() error {
+		n, err := f.Write(buf)
+		if err == nil {
+			err = f.WriteBack(size, int64(n))
+		}
+		size += int64(n)
+		buf = buf[:0]
+		return err
+	}
 	for _, e := range live {
 		buf = appendPut(buf, e)
-		if len(buf) >= chunk {
-			n, err := w.Write(buf)
-			size += int64(n)
-			if err != nil {
+		if len(buf) >= snapChunk {
+			if err := flush(); err != nil {
 				return size, err
 			}
-			buf = buf[:0]
 		}
 	}
 	buf = appendSnapEnd(buf, uint64(len(live)))
-	n, err := w.Write(buf)
-	return size + int64(n), err
+	err := flush()
+	return size, err
 }

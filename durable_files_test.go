@@ -132,3 +132,109 @@ func TestDurableCleanUpRemovesOnlyItsOwnFiles(t *testing.T) {
 	assert.True(t, shownOf(c).equal(want), "the foreign files change nothing")
 	check("a second Open")
 }
+
+// TestDurableCompactWriteBackFails: a snapshot is written back to the disk
+// a chunk at a time (vfs.File.WriteBack) as it is written. When that fails,
+// at the first chunk or a later one, Compact returns ErrIO and leaves no
+// snapshot, temporary or published; the log goes on taking writes; and the
+// directory loads after a crash to what was acknowledged. A later Compact
+// succeeds.
+func TestDurableCompactWriteBackFails(t *testing.T) {
+	for _, nth := range []int{1, 2, 3} {
+		t.Run(fmt.Sprintf("writeback=%d", nth), func(t *testing.T) {
+			fsys := vfs.NewMemFS()
+			clk := newMock()
+			c, err := openMem(t, fsys, clk, ttlstore.SyncAlways, 1<<30)
+			require.NoError(t, err)
+			pad := strings.Repeat("x", 300)
+			for i := range 2000 { // 600 KB: three chunks
+				_, err := c.Upsert(fmt.Appendf(nil, `{"id":"d%d","p":%q}`, i, pad))
+				require.NoError(t, err)
+			}
+			calls := 0
+			fsys.SetHook(func(op vfs.Op, _ string) error {
+				if op == vfs.OpWriteBack {
+					if calls++; calls == nth {
+						return vfs.ErrInjected
+					}
+				}
+				return nil
+			})
+			require.ErrorIs(t, c.Compact(), ttlstore.ErrIO)
+			require.Equal(t, nth, calls, "the snapshot stopped at the failure")
+			fsys.SetHook(nil)
+			names, err := fsys.List("db")
+			require.NoError(t, err)
+			for _, name := range names {
+				assert.NotContains(t, name, ".snap", "a failed compaction left %s", name)
+			}
+			_, err = c.Upsert([]byte(`{"id":"after"}`))
+			require.NoError(t, err, "the log goes on")
+			want := shownOf(c)
+
+			crashed := fsys.Crash(nil, false)
+			c.Close() // its file system is gone
+			c2, err := openMem(t, crashed, clk, ttlstore.SyncAlways, 1<<30)
+			require.NoError(t, err)
+			assert.True(t, want.equal(shownOf(c2)), "after a crash")
+			require.NoError(t, c2.Compact())
+			require.NoError(t, c2.Close())
+			c3, err := openMem(t, crashed, clk, ttlstore.SyncAlways, 1<<30)
+			require.NoError(t, err)
+			assert.True(t, want.equal(shownOf(c3)), "after a compaction that succeeded")
+			require.NoError(t, c3.Close())
+		})
+	}
+}
+
+// TestDurableCompactTrimsBigStaleSnapshot: a compaction that replaces a
+// snapshot bigger than 8 MiB cuts it down a few MiB at a time, each cut
+// fsynced, before it removes it. If the removal fails (or a crash comes
+// first), the cut-down stale snapshot is left beside the new one, and the
+// directory still loads to the same documents, Open removing it.
+func TestDurableCompactTrimsBigStaleSnapshot(t *testing.T) {
+	fsys := vfs.NewMemFS()
+	clk := newMock()
+	c, err := openMem(t, fsys, clk, ttlstore.SyncNever, 1<<40)
+	require.NoError(t, err)
+	pad := strings.Repeat("x", 300)
+	for i := range 30000 { // 9.5 MB of snapshot
+		_, err := c.Upsert(fmt.Appendf(nil, `{"id":"d%d","p":%q}`, i, pad))
+		require.NoError(t, err)
+	}
+	require.NoError(t, c.Compact())
+	names, err := fsys.List("db")
+	require.NoError(t, err)
+	var stale string
+	for _, name := range names {
+		if strings.HasSuffix(name, ".snap") {
+			stale = name
+		}
+	}
+	require.NotEmpty(t, stale)
+	var ops []string
+	fsys.SetHook(func(op vfs.Op, name string) error {
+		if strings.HasSuffix(name, stale) {
+			ops = append(ops, op.String())
+			if op == vfs.OpRemove {
+				return vfs.ErrInjected
+			}
+		}
+		return nil
+	})
+	require.NoError(t, c.Compact(), "cleaning up is best effort")
+	fsys.SetHook(nil)
+	assert.Equal(t, []string{"openappend", "size", "truncate", "sync", "close", "remove"}, ops)
+	left, err := fsys.ReadFile("db/" + stale)
+	require.NoError(t, err)
+	assert.Less(t, len(left), 8<<20, "cut down")
+	want := shownOf(c)
+	crashed := fsys.Crash(nil, false)
+	c.Close() // its file system is gone
+	c2, err := openMem(t, crashed, clk, ttlstore.SyncNever, 1<<40)
+	require.NoError(t, err)
+	assert.True(t, want.equal(shownOf(c2)))
+	require.NoError(t, c2.Close())
+	_, err = crashed.ReadFile("db/" + stale)
+	assert.Error(t, err, "Open removed the stale snapshot")
+}

@@ -361,17 +361,27 @@ func (l *logWriter) runSyncer(done <-chan struct{}, wg *sync.WaitGroup) {
 // sequence number of the last record written to the old file. The old file is
 // fsynced before any record goes to nf, so that the logs always hold a
 // prefix of the writes (a power loss cannot keep a newer log's records and
-// lose an older one's), and only the newest log can have a torn tail. Most
-// of the old file is synced while writers go on; they wait only for the
-// sync of what they wrote during it.
+// lose an older one's), and only the newest log can have a torn tail. The
+// old file is synced while writers go on, up to rotateSyncs times while
+// they write more than rotateTail bytes during a sync; they wait only for
+// the sync of what they wrote during the last one.
 func (l *logWriter) rotate(nf vfs.File, num uint64) (uint64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for l.syncing {
-		l.cond.Wait()
-	}
-	if l.err == nil && l.synced < l.written {
+	// Sync while writers go on, again while they wrote much during the
+	// last sync, so that the sync they wait for covers little.
+	for range rotateSyncs {
+		for l.syncing {
+			l.cond.Wait()
+		}
+		if l.err != nil || l.synced >= l.written {
+			break
+		}
+		before := l.size
 		l.syncLocked()
+		if l.size-before <= rotateTail {
+			break
+		}
 	}
 	for l.writing || l.syncing {
 		l.cond.Wait()
@@ -380,7 +390,7 @@ func (l *logWriter) rotate(nf vfs.File, num uint64) (uint64, error) {
 		return 0, l.err
 	}
 	if l.synced < l.written {
-		// The writes made during the first sync: writers wait on l.mu.
+		// The writes made during the last sync: writers wait on l.mu.
 		if err := l.f.Sync(); err != nil {
 			l.failLocked("sync log", err)
 			l.noSync = true
@@ -420,6 +430,14 @@ func (l *logWriter) close() error {
 	l.cond.Broadcast()
 	return err
 }
+
+// rotateSyncs and rotateTail bound the syncs rotate runs while writers go
+// on: at most rotateSyncs, and no more once writers wrote rotateTail bytes
+// or less during one.
+const (
+	rotateSyncs = 4
+	rotateTail  = 64 << 10
+)
 
 // preambleSize is the size of a new log before its first record.
 var preambleSize = int64(len(logPreamble()))

@@ -210,3 +210,65 @@ func mustRead(t *testing.T, fsys *vfs.MemFS, name string) []byte {
 	require.NoError(t, err)
 	return b
 }
+
+// syncHookFile calls during before each Sync, outside the MemFS's lock, so
+// that a test can append to the log while a sync is under way.
+type syncHookFile struct {
+	vfs.File
+	during func(n int)
+	syncs  int
+}
+
+func (f *syncHookFile) Sync() error {
+	f.syncs++
+	f.during(f.syncs)
+	return f.File.Sync()
+}
+
+// rotate syncs the old log while writers go on, again while they wrote more
+// than rotateTail bytes during the last sync (up to rotateSyncs), so that
+// the sync they wait for (with the log's lock held) covers little; and no
+// record goes to the new log before the old one is synced whole.
+func TestLogWriterRotateSyncsWhileWritersGo(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		during []int // bytes appended during each sync
+		syncs  int   // syncs of the old log
+	}{
+		{"nothing written meanwhile", []int{0}, 1},
+		{"a little written meanwhile", []int{100}, 2},
+		{"much, then a little", []int{2 * rotateTail, 100}, 3},
+		{"much, then nothing", []int{2 * rotateTail, 0}, 2},
+		{"always much", []int{2 * rotateTail, 2 * rotateTail, 2 * rotateTail, 2 * rotateTail}, rotateSyncs + 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fsys := vfs.NewMemFS()
+			l := newTestLog(t, fsys, SyncNever)
+			require.NoError(t, fsys.SyncDir("/"))
+			f := &syncHookFile{File: l.f}
+			l.f = f
+			_, err := l.appendCommit(putMutations(t, "first"))
+			require.NoError(t, err)
+			i := 0
+			f.during = func(n int) {
+				if n > len(c.during) {
+					return
+				}
+				for size := l.size; l.size-size < int64(c.during[n-1]); {
+					_, err := l.appendCommit(putMutations(t, fmt.Sprintf("d%d", i)))
+					require.NoError(t, err)
+					i++
+				}
+			}
+			nf, err := fsys.Create("2.log")
+			require.NoError(t, err)
+			seq, err := l.rotate(nf, 2)
+			require.NoError(t, err)
+			require.Equal(t, c.syncs, f.syncs)
+			require.Equal(t, uint64(i+1), seq, "every record went to the old log")
+			groups, open := readGroups(t, fsys.Crash(nil, false))
+			require.Len(t, groups, i+1, "the old log is synced whole")
+			require.Empty(t, open)
+		})
+	}
+}

@@ -30,6 +30,7 @@ const (
 	OpList                 // FS.List
 	OpSyncDir              // FS.SyncDir
 	OpLock                 // FS.Lock
+	OpWriteBack            // File.WriteBack
 )
 
 var opNames = [...]string{
@@ -48,6 +49,7 @@ var opNames = [...]string{
 	OpList:       "list",
 	OpSyncDir:    "syncdir",
 	OpLock:       "lock",
+	OpWriteBack:  "writeback",
 }
 
 // String returns the operation's name in lower case, such as "write", or

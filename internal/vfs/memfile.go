@@ -136,6 +136,14 @@ func (f *memFile) Sync() error {
 	return nil
 }
 
+// WriteBack changes nothing: MemFS has no device, and what it keeps across
+// a crash is decided by Sync alone. The hook may fail it.
+func (f *memFile) WriteBack(off, n int64) error {
+	f.fs.mu.Lock()
+	defer f.fs.mu.Unlock()
+	return f.beginLocked(OpWriteBack)
+}
+
 // Truncate cuts the current bytes to size, or extends them with zero bytes
 // (which count against the capacity: syscall.ENOSPC and no change if they
 // do not fit). The synced bytes stay until Sync. A negative size, or a

@@ -113,6 +113,12 @@ func TestMemFSCrash(t *testing.T) {
 			require.NoError(t, m.Remove("d/log"))
 			require.NoError(t, m.SyncDir("d"))
 		}, map[string]string{}},
+		{"bytes written back but not synced are lost", func(t *testing.T, m *vfs.MemFS) {
+			f := create(t, m, "d/snap", "abc", true)
+			require.NoError(t, m.SyncDir("d"))
+			write(t, f, "def")
+			require.NoError(t, f.WriteBack(0, 6))
+		}, map[string]string{"d/snap": "abc"}},
 		{"an unsynced truncate is undone", func(t *testing.T, m *vfs.MemFS) {
 			f := create(t, m, "d/log", "abcdef", true)
 			require.NoError(t, m.SyncDir("d"))
@@ -404,6 +410,14 @@ func TestMemFSHook(t *testing.T) {
 		{vfs.OpSync, "d/log", func(t *testing.T, e env) error {
 			write(t, e.f, "def")
 			return e.f.Sync()
+		}, func(t *testing.T, e env) {
+			got, err := e.m.Crash(nil, false).ReadFile("d/log")
+			require.NoError(t, err)
+			assert.Equal(t, "abc", string(got), "synced bytes unchanged")
+		}},
+		{vfs.OpWriteBack, "d/log", func(t *testing.T, e env) error {
+			write(t, e.f, "def")
+			return e.f.WriteBack(0, 6)
 		}, func(t *testing.T, e env) {
 			got, err := e.m.Crash(nil, false).ReadFile("d/log")
 			require.NoError(t, err)
@@ -728,7 +742,8 @@ func TestOpString(t *testing.T) {
 		vfs.OpTruncate: "truncate", vfs.OpSize: "size", vfs.OpClose: "close",
 		vfs.OpRename: "rename", vfs.OpRemove: "remove", vfs.OpMkdirAll: "mkdirall",
 		vfs.OpList: "list", vfs.OpSyncDir: "syncdir", vfs.OpLock: "lock",
-		vfs.Op(200): "Op(200)",
+		vfs.OpWriteBack: "writeback",
+		vfs.Op(200):     "Op(200)",
 	}
 	for op, s := range want {
 		assert.Equal(t, s, op.String())

@@ -5,7 +5,8 @@ package vfs
 //
 //   - File.Sync is fdatasync(2) on Linux (sync_linux.go) and os.File.Sync
 //     elsewhere (sync_other.go; F_FULLFSYNC on macOS, FlushFileBuffers on
-//     Windows).
+//     Windows). File.WriteBack is sync_file_range(2) on 64-bit Linux
+//     (writeback_linux.go) and does nothing elsewhere (writeback_other.go).
 //   - FS.Lock is flock(2) where the syscall package has it (lock_flock.go),
 //     together with a lock table inside the process that keys a lock by its
 //     directory's device and inode and its name (locktable.go), so that in
@@ -122,6 +123,7 @@ func (f *osFile) Write(p []byte) (int, error)             { return write(f.f, p)
 func (f *osFile) Close() error                            { return f.f.Close() }
 func (f *osFile) Sync() error                             { return datasync(f.f) }
 func (f *osFile) Truncate(size int64) error               { return f.f.Truncate(size) }
+func (f *osFile) WriteBack(off, n int64) error            { return writeBack(f.f, off, n) }
 
 func (f *osFile) Size() (int64, error) {
 	fi, err := f.f.Stat()

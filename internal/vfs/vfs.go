@@ -29,6 +29,15 @@ type File interface {
 	// platform has it). After a Sync that failed, nothing about what was
 	// written since the last successful Sync may be assumed.
 	Sync() error
+	// WriteBack writes the bytes [off, off+n) of the file to the device
+	// and waits until they are written (sync_file_range(2) on Linux, on
+	// 64-bit platforms; nothing elsewhere), without the metadata or the
+	// device cache flush that Sync adds: it makes nothing durable. A
+	// writer of a large file calls it as it goes, so that the kernel
+	// never holds much of that file unwritten and a Sync of another file
+	// (a log's) does not queue behind it. After an error, nothing about
+	// what was written may be assumed, as after a failed Sync.
+	WriteBack(off, n int64) error
 	// Truncate cuts the file to size bytes; later writes append after it.
 	Truncate(size int64) error
 	// Size returns the file's current size in bytes.

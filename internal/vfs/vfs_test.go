@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"path"
+	"runtime"
 	"sync"
 	"syscall"
 	"testing"
@@ -99,6 +100,21 @@ func TestConformance(t *testing.T) {
 			assert.ErrorIs(t, err, io.EOF)
 			require.NoError(t, f.Close())
 			assert.Equal(t, "hello world", readFile(t, fsys, name))
+		}},
+		{"write back changes nothing and fails once closed", func(t *testing.T, fsys vfs.FS, dir string) {
+			name := path.Join(dir, "f")
+			f, err := fsys.Create(name)
+			require.NoError(t, err)
+			write(t, f, "hello world")
+			require.NoError(t, f.WriteBack(0, 5))
+			require.NoError(t, f.WriteBack(5, 6))
+			require.NoError(t, f.WriteBack(0, 0)) // sync_file_range: to the end
+			write(t, f, "!")
+			require.NoError(t, f.Close())
+			assert.Equal(t, "hello world!", readFile(t, fsys, name))
+			if fsys != vfs.OS || runtime.GOOS == "linux" {
+				assert.ErrorIs(t, f.WriteBack(0, 1), fs.ErrClosed)
+			}
 		}},
 		{"open append reads from the start and appends", func(t *testing.T, fsys vfs.FS, dir string) {
 			name := path.Join(dir, "f")
