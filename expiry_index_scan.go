@@ -46,6 +46,7 @@ func (x *expiryIndex) popExpired(now int64, max int, out []slot) []slot {
 				out = append(out, slot{e: e, exp: exp})
 				max--
 			} else {
+				e.lpos = uint8(len(kept))
 				kept = append(kept, e)
 				soon.add(exp)
 			}
