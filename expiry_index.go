@@ -147,6 +147,7 @@ type expiryIndex struct {
 	tree  *btree.BTreeG[leafRef] // the leaves, by low key
 	hints *hintTable             // nil until the tree has held hintLeaves leaves
 	last  *leaf                  // the last leaf when locate last searched; taken only while its high is maxKey and it is filed
+	freed *leaf                  // the leaf of the last removal; taken only while it holds the key (see remove)
 	never neverSet               // the entries that cannot expire
 }
 
@@ -250,6 +251,9 @@ func (x *expiryIndex) unfile(l, prev *leaf) {
 	}
 	x.tree.Delete(leafRef{low: l.low})
 	l.items = nil
+	if x.freed == l {
+		x.freed = nil
+	}
 }
 
 // minLeaf returns the first leaf, nil if there is none.
@@ -351,8 +355,15 @@ func (x *expiryIndex) remove(e *entry, exp int64) {
 		x.never.items = items[:last]
 		return
 	}
+	// Removals often come in order of expiry (evictions of the oldest
+	// documents, deletes of a queue's head): the next one's leaf is
+	// often the last one's, which then saves a search of the tree.
 	k := keyOf(e)
-	l := x.locate(k)
+	l := x.freed
+	if l == nil || !l.holds(k) {
+		l = x.locate(k)
+		x.freed = l
+	}
 	i := -1
 	if l != nil {
 		// e's place, if lpos still holds it; else look for e by

@@ -169,7 +169,7 @@ func (x *expiryIndex) rebuild(entries []*entry, exp func(*entry) int64) {
 	x.tree.Clear(false)
 	// The leaves Clear dropped keep their entries: neither the hints nor
 	// last may name one.
-	x.last = nil
+	x.last, x.freed = nil, nil
 	if x.hints != nil {
 		*x.hints = hintTable{}
 	}
