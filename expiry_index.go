@@ -121,13 +121,14 @@ import (
 // n the entries and L (n/leafCap to 4n/leafCap) the leaves: insert O(1)
 // when a hint or the last leaf takes it, else O(log L), and O(leafCap) for
 // a split, which comes at most once every leafCap/4 inserts into a leaf;
-// remove O(1) when a hint or the last leaf finds its leaf, else O(log L),
-// and O(leafCap) for a recount of the leaf's earliest second when it takes
-// the last entry of it (the entry's place in its leaf's array is in its
-// header, lpos: a removal loads the array's slot and the last slot, whose
-// entry takes the place, where searching the array by address loaded half
-// of its 1016 bytes, some 5 cache misses and 270 instructions of an
-// evicting write at the bound with a TTL, measured with cachegrind);
+// remove O(1) when a hint, the last leaf or the last removal's leaf finds
+// its leaf, else O(log L), and O(leafCap) for a recount of the leaf's
+// earliest second when it takes the last entry of it (the entry's place in
+// its leaf's array is in its header, lpos: a removal loads the array's
+// slot and the last slot, whose entry takes the place, where searching the
+// array by address loaded half of its 1016 bytes, some 5 cache misses and
+// 270 instructions of an evicting write at the bound with a TTL, measured
+// with cachegrind);
 // the earliest expiry O(log L); popping k expired entries O(k + leafCap +
 // log L); counting the expired entries O(log L + expired leaves +
 // leafCap); listing the live entries O(live + log L + leafCap).
