@@ -39,6 +39,11 @@ type entry struct {
 	hits uint32 // reads not yet counted by the policy, saturating near maxHits
 	seg  uint8  // the policy queue the entry is in, segNone if none
 
+	// lpos is the expiry index's: the entry's place in its leaf's array
+	// when it was last set, a hint that saves a removal the search of
+	// the array (see expiryIndex.remove); it lies in the header's padding.
+	lpos uint8
+
 	// pkLen is the length of the key's partition key encoding (see
 	// partition.go), which comes before the id; 0 in a collection
 	// without a partition key, where the key is the id.

@@ -142,11 +142,12 @@ func newColdest(seed maphash.Seed, capacity int, requests func() (hits, misses u
 // len is the number of documents in the queues.
 func (p *coldest) len() int { return p.window.n + p.probation.n + p.protected.n }
 
-// added tells the policy of a new document.
-func (p *coldest) added(e *entry) {
+// added tells the policy of a new document, whose key's hash (keyHash,
+// the table's) is kh.
+func (p *coldest) added(e *entry, kh uint64) {
 	p.mu.Lock()
 	p.sketch.Ensure(p.len() + 1)
-	h := p.hash(e)
+	h := p.hashFrom(e, kh)
 	p.sketch.Increment(h)
 	p.adapt(h)
 	p.insert(e)
@@ -242,9 +243,9 @@ func (p *coldest) detach(e *entry) {
 
 // victim picks the document to evict, other than the one with id skip and
 // those whose ids are in others (nil for none), takes it out of the queues,
-// counts it in picked if count is set, and returns it; nil when there is
-// none.
-func (p *coldest) victim(skip string, others map[string]struct{}, count bool) *entry {
+// counts it in picked if count is set, and returns it with the hash of its
+// key (p.hash, which the duel needs anyway); nil when there is none.
+func (p *coldest) victim(skip string, others map[string]struct{}, count bool) (*entry, uint64) {
 	p.mu.Lock()
 	defer p.unlock()
 	// The documents not to evict, when met, are set aside and put back at
@@ -267,7 +268,7 @@ func (p *coldest) victim(skip string, others map[string]struct{}, count bool) *e
 			}
 			w := p.window.first()
 			if w == nil {
-				return nil
+				return nil, 0
 			}
 			if kept(w) {
 				setAside(w)
@@ -277,7 +278,7 @@ func (p *coldest) victim(skip string, others map[string]struct{}, count bool) *e
 			if count {
 				p.picked.Add(1)
 			}
-			return w
+			return w, p.hash(w)
 		}
 		if chances > 0 && atomic.LoadUint32(&v.hits) > 0 {
 			// Read since it came to probation: promote it.
@@ -312,7 +313,7 @@ func (p *coldest) victim(skip string, others map[string]struct{}, count bool) *e
 				p.stats.admitted++
 				p.evicted(hv, ghostMain)
 			} else {
-				v = c // the candidate loses the duel
+				v, hv = c, hc // the candidate loses the duel
 				p.evicted(hc, ghostWindow)
 			}
 		} else {
@@ -323,7 +324,7 @@ func (p *coldest) victim(skip string, others map[string]struct{}, count bool) *e
 		if count {
 			p.picked.Add(1)
 		}
-		return v
+		return v, hv
 	}
 }
 
@@ -417,6 +418,26 @@ func (p *coldest) flush(e *entry) {
 }
 
 func (p *coldest) hash(e *entry) uint64 { return maphash.String(p.seed, e.key()) }
+
+// hashFrom is p.hash(e) for an entry whose key's keyHash is kh: kh itself,
+// without hashing the key again, but for a partitioned key (keyHash puts
+// the partition key's hash in its low bits). p.seed is the collection's.
+func (p *coldest) hashFrom(e *entry, kh uint64) uint64 {
+	if k := e.key(); len(k) != 0 && k[0] == pkMark {
+		return p.hash(e)
+	}
+	return kh
+}
+
+// keyHashFrom is keyHash(seed, key) for a key whose maphash.String with
+// seed is h (the policy's hash, p.hash): h itself, but for a partitioned
+// key, hashed again.
+func keyHashFrom(seed maphash.Seed, key string, h uint64) uint64 {
+	if len(key) != 0 && key[0] == pkMark {
+		return keyHash(seed, key)
+	}
+	return h
+}
 
 func (p *coldest) queueOf(seg uint8) *queue {
 	switch seg {

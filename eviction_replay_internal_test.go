@@ -52,7 +52,7 @@ func (s *policySim) access(k uint64) bool {
 	}
 	s.misses++
 	if len(s.docs) >= s.capacity {
-		v := s.p.victim("", nil, false)
+		v, _ := s.p.victim("", nil, false)
 		vk, err := strconv.ParseUint(v.key(), 10, 64)
 		if err != nil || s.docs[vk] != v {
 			panic(fmt.Sprintf("victim %q is not a stored document", v.key()))
@@ -61,7 +61,7 @@ func (s *policySim) access(k uint64) bool {
 	}
 	e := simEntry(k)
 	s.docs[k] = e
-	s.p.added(e)
+	s.p.added(e, s.p.hash(e))
 	return false
 }
 

@@ -41,6 +41,14 @@ var spreads = []struct {
 // entries to expiries side by side, with expiries drawn so that many share
 // a second or none do, in enough entries that leaves split and merge, and
 // checks the index's structure after every change.
+// TestEntryHeaderSize checks that the entry's header is still 48 bytes,
+// lpos taking a byte of its padding.
+func TestEntryHeaderSize(t *testing.T) {
+	if entrySize != 48 {
+		t.Fatalf("the entry header is %d bytes, want 48", entrySize)
+	}
+}
+
 func TestExpiryIndexAgainstModel(t *testing.T) {
 	maxOps := 600
 	if raceRepeat(t) {
@@ -75,6 +83,14 @@ func TestExpiryIndexAgainstModel(t *testing.T) {
 			})
 			if n != len(model) {
 				rt.Fatalf("after %s: ascend gives %d entries, want %d", op, n, len(model))
+			}
+			// lpos is a hint, but kept exact: a removal never searches.
+			for _, l := range leaves(&x) {
+				for j, e := range l.items {
+					if int(e.lpos) != j {
+						rt.Fatalf("after %s: %q is at %d of its leaf, its lpos says %d", op, e.key(), j, e.lpos)
+					}
+				}
 			}
 		}
 		drop := func(e *entry) {

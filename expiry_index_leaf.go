@@ -168,11 +168,13 @@ func (l *leaf) least() key {
 func newLeaf(k, high key, e *entry) *leaf {
 	l := &leaf{low: k, high: high, last: k, items: make([]*entry, 1, 8), soon: soonest{exp: k.exp, n: 1}}
 	l.items[0] = e
+	e.lpos = 0
 	return l
 }
 
 // add appends e, whose key k lies in l's range, to l, which is not full.
 func (l *leaf) add(k key, e *entry) {
+	e.lpos = uint8(len(l.items))
 	l.items = appendItems(l.items, e)
 	l.soon.add(k.exp)
 	if l.last.less(k) {
@@ -181,10 +183,14 @@ func (l *leaf) add(k key, e *entry) {
 }
 
 // remove takes out the entry at i, whose key is k, and reports whether
-// that left l empty.
+// that left l empty. The last entry takes its place (and learns it: lpos).
 func (l *leaf) remove(i int, k key) (empty bool) {
 	last := len(l.items) - 1
-	l.items[i] = l.items[last]
+	if i != last {
+		moved := l.items[last]
+		l.items[i] = moved
+		moved.lpos = uint8(i)
+	}
 	l.items[last] = nil
 	l.items = l.items[:last]
 	if last == 0 {
@@ -198,10 +204,19 @@ func (l *leaf) remove(i int, k key) (empty bool) {
 	return false
 }
 
+// place tells each entry of items from the one at from on its place
+// there (lpos).
+func place(items []*entry, from int) {
+	for i := from; i < len(items); i++ {
+		items[i].lpos = uint8(i)
+	}
+}
+
 // appendItems appends es to the leaf items s, growing s, if it must, by
 // doubling but to no more than leafCap, and to the room of an allocator's
 // size class (itemsCap), so that a leaf's array wastes no room past
-// leafCap and none to rounding.
+// leafCap and none to rounding. The entries keep their places, but es,
+// whose lpos the caller sets.
 func appendItems(s []*entry, es ...*entry) []*entry {
 	if n := len(s) + len(es); n > cap(s) {
 		c := min(max(n, 2*cap(s), 8), leafCap)
@@ -250,10 +265,12 @@ func (l *leaf) split(k key, e *entry) *leaf {
 	var lsoon, rsoon soonest
 	for _, f := range all {
 		if pivot.less(f.k) {
+			f.e.lpos = uint8(len(right))
 			right = append(right, f.e)
 			r.low = minKey(r.low, f.k)
 			rsoon.add(f.k.exp)
 		} else {
+			f.e.lpos = uint8(len(left))
 			left = append(left, f.e)
 			lsoon.add(f.k.exp)
 		}

@@ -46,6 +46,7 @@ func (x *expiryIndex) popExpired(now int64, max int, out []slot) []slot {
 				out = append(out, slot{e: e, exp: exp})
 				max--
 			} else {
+				e.lpos = uint8(len(kept))
 				kept = append(kept, e)
 				soon.add(exp)
 			}
@@ -168,7 +169,7 @@ func (x *expiryIndex) rebuild(entries []*entry, exp func(*entry) int64) {
 	x.tree.Clear(false)
 	// The leaves Clear dropped keep their entries: neither the hints nor
 	// last may name one.
-	x.last = nil
+	x.last, x.freed = nil, nil
 	if x.hints != nil {
 		*x.hints = hintTable{}
 	}

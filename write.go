@@ -310,7 +310,7 @@ func (c *Collection) storeLocked(s *shard, h uint64, e *entry, exp int64, ref *a
 		}
 	} else {
 		if c.lim.cold != nil {
-			c.lim.cold.added(e)
+			c.lim.cold.added(e, h)
 		}
 		s.docs.put(h, e, c.seed)
 		s.size.Store(int32(s.docs.len()))

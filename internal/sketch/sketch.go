@@ -103,18 +103,24 @@ func (s *Sketch) Increment(h uint64) {
 }
 
 // Count counts one use of h, and reports whether any counter grew. It does
-// not age the sketch: the caller ages it by the uses it counts (Age).
+// not age the sketch: the caller ages it by the uses it counts (Age). The
+// four counters are written out, not looped over (see counter): a third
+// of the instructions.
 func (s *Sketch) Count(h uint64) bool {
 	b, c := s.block(h)
-	added := false
-	for i := range uint(4) {
-		w, sh := counter(b, c, i)
-		if *w>>sh&15 < 15 {
-			*w += 1 << sh
-			added = true
-		}
-	}
-	return added
+	g0 := inc(&b[c&1], c>>1&15<<2)
+	g1 := inc(&b[c>>8&1+2], c>>9&15<<2)
+	g2 := inc(&b[c>>16&1+4], c>>17&15<<2)
+	g3 := inc(&b[c>>24&1+6], c>>25&15<<2)
+	return g0|g1|g2|g3 != 0
+}
+
+// inc adds one to the counter at shift sh of *w unless it is 15, and
+// returns 1 if it did, else 0.
+func inc(w *uint64, sh uint64) uint64 {
+	g := (*w>>sh&15+1)>>4 ^ 1 // 0 when the counter is 15
+	*w += g << sh
+	return g
 }
 
 // Age counts n uses toward the next halving, and halves when they reach
@@ -126,14 +132,12 @@ func (s *Sketch) Age(n int) {
 	}
 }
 
-// Estimate is the count of h: the least of its counters, 0 to 15.
+// Estimate is the count of h: the least of its counters, 0 to 15 (see
+// Count for their places).
 func (s *Sketch) Estimate(h uint64) int {
 	b, c := s.block(h)
-	m := uint64(15)
-	for i := range uint(4) {
-		w, sh := counter(b, c, i)
-		m = min(m, *w>>sh&15)
-	}
+	m := min(b[c&1]>>(c>>1&15<<2)&15, b[c>>8&1+2]>>(c>>9&15<<2)&15,
+		b[c>>16&1+4]>>(c>>17&15<<2)&15, b[c>>24&1+6]>>(c>>25&15<<2)&15)
 	return int(m)
 }
 

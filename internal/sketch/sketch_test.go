@@ -86,3 +86,35 @@ func TestSketchSmall(t *testing.T) {
 	assert.Len(t, s.table, 16384)
 	assert.Equal(t, 0, s.Estimate(h), "counts forgotten: the table grew")
 }
+
+// TestCountersAsPlaced checks that Count and Estimate, which write the
+// four counters out, use the counters counter places: Count adds one to
+// each of them that is below 15 and to nothing else, and Estimate is their
+// least.
+func TestCountersAsPlaced(t *testing.T) {
+	var s Sketch
+	s.Ensure(1 << 10)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		h := rng.Uint64()
+		b, c := s.block(h)
+		before := *b
+		want := uint64(15)
+		for i := range uint(4) {
+			w, sh := counter(b, c, i)
+			want = min(want, *w>>sh&15)
+		}
+		require.Equal(t, int(want), s.Estimate(h), "estimate of %#x", h)
+		grew := s.Count(h)
+		expect := before
+		anyGrew := false
+		for i := range uint(4) {
+			if w, sh := counter(&expect, c, i); *w>>sh&15 < 15 {
+				*w += 1 << sh
+				anyGrew = true
+			}
+		}
+		require.Equal(t, expect, *b, "counters of %#x after Count", h)
+		require.Equal(t, anyGrew, grew, "Count's report for %#x", h)
+	}
+}
