@@ -121,8 +121,9 @@ import (
 // n the entries and L (n/leafCap to 4n/leafCap) the leaves: insert O(1)
 // when a hint or the last leaf takes it, else O(log L), and O(leafCap) for
 // a split, which comes at most once every leafCap/4 inserts into a leaf;
-// remove O(leafCap) when a hint or the last leaf finds its leaf, else
-// O(log L + leafCap) (it finds the entry by address in its leaf's array);
+// remove O(leafCap) when a hint, the first or the last leaf finds its
+// leaf, else O(log L + leafCap) (it finds the entry by address in its
+// leaf's array);
 // the earliest expiry O(log L); popping k expired entries O(k + leafCap +
 // log L); counting the expired entries O(log L + expired leaves +
 // leafCap); listing the live entries O(live + log L + leafCap).
@@ -192,7 +193,9 @@ func newExpiryIndex() expiryIndex {
 // locate returns the leaf whose range holds k; nil when k comes before
 // every leaf's, or there are none. It tries the last leaf (entries written
 // in order of expiry go there, and it stays in cache), then the hint for
-// k's second, and then searches.
+// k's second, then the first leaf (the oldest entries of one TTL are
+// there: rewriting documents in the order they were written removes each
+// from it), and then searches.
 func (x *expiryIndex) locate(k key) *leaf {
 	if t := x.last; t != nil && t.high == maxKey && t.items != nil && !k.less(t.low) {
 		return t
@@ -207,6 +210,9 @@ func (x *expiryIndex) locate(k key) *leaf {
 		return nil
 	}
 	x.last = r.l
+	if f, _ := x.tree.Min(); f.l.holds(k) {
+		return f.l
+	}
 	if !k.less(r.low) {
 		return r.l
 	}
