@@ -144,6 +144,10 @@ type expiryIndex struct {
 	hints *hintTable             // nil until the tree has held hintLeaves leaves
 	last  *leaf                  // the last leaf when locate last searched; taken only while its high is maxKey and it is filed
 	never neverSet               // the entries that cannot expire
+	// rmLeaf and rmAt are the leaf and the place of the last removal
+	// (indexOf): only where to start looking, never trusted.
+	rmLeaf *leaf
+	rmAt   int
 }
 
 // leafRef is a leaf as the google/btree holds it: with its low key beside
@@ -356,8 +360,7 @@ func (x *expiryIndex) remove(e *entry, exp int64) {
 	l := x.locate(k)
 	i := -1
 	if l != nil {
-		// Look for e by address: the leaf's pointers are in one array.
-		i = slices.Index(l.items, e)
+		i = x.indexOf(l, e)
 	}
 	if i < 0 {
 		panic("ttlstore: expiry index: removing an entry it does not hold")
@@ -368,6 +371,33 @@ func (x *expiryIndex) remove(e *entry, exp int64) {
 	case len(l.items) < leafCap/4:
 		x.merge(l)
 	}
+}
+
+// indexOf returns e's place in l.items, or -1. It looks for e by address
+// (the leaf's pointers are in one array) from the place of the last
+// removal, when that was from l, on to the end, then back from there to
+// the start. Rewriting documents in the order they were written removes
+// their old entries from the first leaf in the order they went in, which
+// the swaps of removal (leaf.remove) leave at the place of the last
+// removal or just before it: two loads, where a search from the start
+// cost such an overwrite 200 instructions and 4 cache misses.
+func (x *expiryIndex) indexOf(l *leaf, e *entry) int {
+	from := 0
+	if x.rmLeaf == l {
+		from = min(x.rmAt, len(l.items))
+	}
+	i := slices.Index(l.items[from:], e)
+	if i >= 0 {
+		i += from
+	} else {
+		for i = from - 1; i >= 0; i-- {
+			if l.items[i] == e {
+				break
+			}
+		}
+	}
+	x.rmLeaf, x.rmAt = l, max(i, 0)
+	return i
 }
 
 // absorb moves the entries of from, the leaf after into, into it, and
