@@ -209,14 +209,15 @@ func (x *expiryIndex) locate(k key) *leaf {
 			return h.l
 		}
 	}
-	r, ok := x.tree.Max()
+	f, ok := x.tree.Min()
 	if !ok {
 		return nil
 	}
-	x.last = r.l
-	if f, _ := x.tree.Min(); f.l.holds(k) {
+	if f.l.holds(k) {
 		return f.l
 	}
+	r, _ := x.tree.Max()
+	x.last = r.l
 	if !k.less(r.low) {
 		return r.l
 	}
