@@ -273,8 +273,13 @@ func (x *expiryIndex) next(l *leaf) *leaf {
 	return r.l
 }
 
-// prev returns the leaf before l, nil if l is the first.
+// prev returns the leaf before l, nil if l is the first (found without a
+// search: the first leaf is where rewrites in the order of writing drain
+// their old entries, merging on every removal once it is below a quarter).
 func (x *expiryIndex) prev(l *leaf) *leaf {
+	if first, _ := x.tree.Min(); first.l == l {
+		return nil
+	}
 	var prev *leaf
 	x.tree.DescendLessOrEqual(leafRef{low: l.low}, func(r leafRef) bool {
 		if r.l == l {
