@@ -162,14 +162,14 @@ func (c *Collection) prepare(op string, doc any) (*entry, error) {
 	if err != nil {
 		return nil, newErrorDetail(op, "", ErrInvalidDocument, strings.TrimPrefix(err.Error(), "jsonscan: "))
 	}
-	return c.finish(op, e, out, f, len(src)-len(out))
+	return c.finish(op, e, out, &f, len(src)-len(out))
 }
 
 // finish completes the entry e, whose data holds out, the stored form of a
 // document in which jsonscan found f: it checks the id and the ttl, and
 // copies out to an entry of its own size when the id has escapes or e has
 // more than maxSlack bytes unused at its end.
-func (c *Collection) finish(op string, e *entry, out []byte, f jsonscan.Fields, slack int) (*entry, error) {
+func (c *Collection) finish(op string, e *entry, out []byte, f *jsonscan.Fields, slack int) (*entry, error) {
 	id, detail := checkID(f, out)
 	if detail != "" {
 		return nil, newErrorDetail(op, "", ErrInvalidDocument, detail)
@@ -262,7 +262,7 @@ func source(doc any) ([]byte, error) {
 // checkID returns the document's id or says what is wrong with it (R8). For
 // an id written without escapes the string points into out, so it costs no
 // allocation.
-func checkID(f jsonscan.Fields, out []byte) (string, string) {
+func checkID(f *jsonscan.Fields, out []byte) (string, string) {
 	var id string
 	switch {
 	case f.IDKind == jsonscan.KindNone:
