@@ -121,14 +121,14 @@ import (
 // n the entries and L (n/leafCap to 4n/leafCap) the leaves: insert O(1)
 // when a hint or the last leaf takes it, else O(log L), and O(leafCap) for
 // a split, which comes at most once every leafCap/4 inserts into a leaf;
-// remove O(1) when a hint, the last leaf or the last removal's leaf finds
-// its leaf, else O(log L), and O(leafCap) for a recount of the leaf's
-// earliest second when it takes the last entry of it (the entry's place in
-// its leaf's array is in its header, lpos: a removal loads the array's
-// slot and the last slot, whose entry takes the place, where searching the
-// array by address loaded half of its 1016 bytes, some 5 cache misses and
-// 270 instructions of an evicting write at the bound with a TTL, measured
-// with cachegrind);
+// remove O(1) when a hint, the first or the last leaf or the last
+// removal's leaf finds its leaf, else O(log L), and O(leafCap) for a
+// recount of the leaf's earliest second when it takes the last entry of it
+// (the entry's place in its leaf's array is in its header, lpos: a removal
+// loads the array's slot and the last slot, whose entry takes the place,
+// where searching the array by address loaded half of its 1016 bytes, some
+// 5 cache misses and 270 instructions of an evicting write at the bound
+// with a TTL, measured with cachegrind);
 // the earliest expiry O(log L); popping k expired entries O(k + leafCap +
 // log L); counting the expired entries O(log L + expired leaves +
 // leafCap); listing the live entries O(live + log L + leafCap).
@@ -199,7 +199,9 @@ func newExpiryIndex() expiryIndex {
 // locate returns the leaf whose range holds k; nil when k comes before
 // every leaf's, or there are none. It tries the last leaf (entries written
 // in order of expiry go there, and it stays in cache), then the hint for
-// k's second, and then searches.
+// k's second, then the first leaf (the oldest entries of one TTL are
+// there: rewriting documents in the order they were written removes each
+// from it), and then searches.
 func (x *expiryIndex) locate(k key) *leaf {
 	if t := x.last; t != nil && t.high == maxKey && t.items != nil && !k.less(t.low) {
 		return t
@@ -209,10 +211,14 @@ func (x *expiryIndex) locate(k key) *leaf {
 			return h.l
 		}
 	}
-	r, ok := x.tree.Max()
+	f, ok := x.tree.Min()
 	if !ok {
 		return nil
 	}
+	if f.l.holds(k) {
+		return f.l
+	}
+	r, _ := x.tree.Max()
 	x.last = r.l
 	if !k.less(r.low) {
 		return r.l
@@ -272,8 +278,13 @@ func (x *expiryIndex) next(l *leaf) *leaf {
 	return r.l
 }
 
-// prev returns the leaf before l, nil if l is the first.
+// prev returns the leaf before l, nil if l is the first (found without a
+// search: the first leaf is where rewrites in the order of writing drain
+// their old entries, merging on every removal once it is below a quarter).
 func (x *expiryIndex) prev(l *leaf) *leaf {
+	if first, _ := x.tree.Min(); first.l == l {
+		return nil
+	}
 	var prev *leaf
 	x.tree.DescendLessOrEqual(leafRef{low: l.low}, func(r leafRef) bool {
 		if r.l == l {

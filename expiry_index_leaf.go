@@ -175,7 +175,11 @@ func newLeaf(k, high key, e *entry) *leaf {
 // add appends e, whose key k lies in l's range, to l, which is not full.
 func (l *leaf) add(k key, e *entry) {
 	e.lpos = uint8(len(l.items))
-	l.items = appendItems(l.items, e)
+	if len(l.items) < cap(l.items) {
+		l.items = append(l.items, e) // inlined: appendItems is a call
+	} else {
+		l.items = appendItems(l.items, e)
+	}
 	l.soon.add(k.exp)
 	if l.last.less(k) {
 		l.last = k

@@ -239,7 +239,7 @@ func (c *Collection) restamp(op string, out []byte, ops []PatchOp) (*entry, erro
 	if !ok {
 		return c.prepare(op, out)
 	}
-	return c.finish(op, e, data, f, 0)
+	return c.finish(op, e, data, &f, 0)
 }
 
 // patchDetail is a patch error's message without the package's prefix.

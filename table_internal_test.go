@@ -22,9 +22,9 @@ func testEntry(id string) *entry {
 	return e
 }
 
-// TestTableAgainstMap runs random puts, overwrites, removes and lookups on a
-// table and a Go map side by side, from a pool of ids small enough that
-// they collide, overwrite and leave deleted slots, and big enough that the
+// TestTableAgainstMap runs random puts (and inserts of new ids),
+// overwrites, removes and lookups on a table and a Go map side by side,
+// from a pool of ids small enough that they collide, overwrite and leave deleted slots, and big enough that the
 // table grows and rehashes in place.
 func TestTableAgainstMap(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
@@ -41,6 +41,11 @@ func TestTableAgainstMap(t *testing.T) {
 			switch rapid.IntRange(0, 2).Draw(rt, "op") {
 			case 0:
 				e := testEntry(k)
+				if want[k] == nil && rapid.Bool().Draw(rt, "insert") {
+					tb.insert(h, e, seed) // the id is new: as put
+					want[k] = e
+					break
+				}
 				old := tb.put(h, e, seed)
 				if old != want[k] {
 					rt.Fatalf("put(%q) replaced %p, want %p", k, old, want[k])

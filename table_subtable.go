@@ -139,6 +139,29 @@ func (t *subtable) put(h uint64, e *entry) *entry {
 	return nil
 }
 
+// insert stores e, whose id hashes to h and is not in the subtable, in the
+// first free slot of its probe. It needs a free slot: t.free > 0.
+func (t *subtable) insert(h uint64, e *entry) {
+	mask := uint64(len(t.groups) - 1)
+	g := h1(h) & mask
+	for step := uint64(1); ; step++ {
+		grp := &t.groups[g]
+		ctrl := grp.ctrl.Load()
+		if m := matchFree(ctrl); m != 0 {
+			i := firstSlot(m)
+			if byte(ctrl>>(i*8)) == ctrlEmpty {
+				t.free-- // a deleted slot was already counted as used
+			}
+			// The slot first, then its control byte, as in put.
+			grp.slots[i].Store(e)
+			setCtrl(grp, i, h2(h))
+			t.n++
+			return
+		}
+		g = (g + step) & mask
+	}
+}
+
 // remove deletes e, whose id hashes to h, and reports whether it was there.
 // It finds e by identity, so it never loads another entry.
 func (t *subtable) remove(h uint64, e *entry) bool {
