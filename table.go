@@ -5,12 +5,15 @@ import (
 	"hash/maphash"
 	"slices"
 	"sync/atomic"
+	"unsafe"
 )
 
 // The per-shard hash table from id to entry, which readers use without the
 // lock. Its whole surface is the table type's seven methods: find (with no
-// lock), get, lookup, put, remove, len and check; nothing else in table*.go
-// is used outside them but by table_internal_test.go, which tests each of
+// lock), get, lookup, put, remove, len and check, and tableLookup's find,
+// which readers use where the table keeps a copy of its view outside
+// itself (its readers field); nothing else in table*.go is used outside
+// them but by table_internal_test.go, which tests each of
 // the promises below on its own. This file has the type, its concurrency
 // contract, that surface and the directory of subtables with the readers'
 // view; table_subtable.go has one subtable and its groups of eight slots;
@@ -71,8 +74,15 @@ import (
 type table struct {
 	// view is what readers load: the groups of every subtable, by
 	// directory entry. Writers replace it whenever a subtable's groups
-	// change. Nil until the first put.
+	// change, always through publish, which updates readers too. Nil
+	// until the first put.
 	view atomic.Pointer[tableView]
+	// readers, when not nil, is where view is published too: in the
+	// collection's array of them (Collection.lookups), which Read loads
+	// instead of view, so that a hit touches no line of the shard and,
+	// while the table is one subtable, none of the view either. Nil in a
+	// table of its own (the tests').
+	readers *tableLookup
 	// subs is the directory, indexed by the top depth bits of a hash below
 	// h2's (see dirIndex). A subtable with local depth d < depth fills the
 	// 1<<(depth-d) consecutive entries that share its d bits. It has one
@@ -128,7 +138,11 @@ func (t *table) len() int { return t.n }
 // conclude, because writers kept filling the groups it had passed; the
 // caller must then look again with the lock held.
 func (t *table) find(h uint64, id string) (e *entry, ok bool) {
-	v := t.view.Load()
+	return t.view.Load().find(h, id)
+}
+
+// find is table.find in the view v, which may be nil (an empty table).
+func (v *tableView) find(h uint64, id string) (e *entry, ok bool) {
 	if v == nil {
 		return nil, true
 	}
@@ -227,6 +241,53 @@ func (t *table) publish() {
 		}
 	}
 	t.view.Store(v)
+	if t.readers != nil {
+		t.readers.publish(v)
+	}
+}
+
+// tableLookup is a table's view as a reader without the lock loads it
+// (find): the view, and while the table is one subtable the first of its
+// groups and their number, so that a read goes from here to the group it
+// probes without loading the view. Only the table's writer, holding the
+// lock, changes it (publish).
+type tableLookup struct {
+	// word is the number of root's groups (0 when the table has no
+	// subtable or more than one: then readers use view) in its low 32
+	// bits, and above them a sequence number that is odd while publish
+	// changes root: a reader that reads the same even word before and
+	// after root has a root and a number that go together.
+	word atomic.Uint64
+	root atomic.Pointer[group]
+	view atomic.Pointer[tableView]
+}
+
+// publish makes v what readers use.
+func (l *tableLookup) publish(v *tableView) {
+	seq := l.word.Load()>>32 + 1 // odd
+	n := uint64(0)
+	var root *group
+	if v.depth == 0 && len(v.root) != 0 {
+		n, root = uint64(len(v.root)), &v.root[0]
+	}
+	l.word.Store(seq<<32 | l.word.Load()&(1<<32-1))
+	l.view.Store(v)
+	l.root.Store(root)
+	l.word.Store((seq+1)<<32 | n)
+}
+
+// find is table.find for a reader without the lock. ok is false also when
+// a writer was publishing new groups during the call.
+func (l *tableLookup) find(h uint64, id string) (e *entry, ok bool) {
+	w := l.word.Load()
+	root := l.root.Load()
+	if l.word.Load() != w || w>>32&1 != 0 {
+		return nil, false
+	}
+	if n := w & (1<<32 - 1); n != 0 {
+		return probe(unsafe.Slice(root, n), h, id)
+	}
+	return l.view.Load().find(h, id)
 }
 
 // split replaces sub by two subtables of the same size, one level deeper,

@@ -17,6 +17,19 @@ import (
 // the lock, and calls each on every entry. It is part of checkInvariants.
 func (t *table) check(seed maphash.Seed, each func(*entry) error) error {
 	v := t.view.Load()
+	if l := t.readers; l != nil {
+		w, root := l.word.Load(), l.root.Load()
+		switch {
+		case l.view.Load() != v:
+			return fmt.Errorf("table: the lookup's view is not the view")
+		case w>>32&1 != 0:
+			return fmt.Errorf("table: the lookup is being published")
+		case v != nil && v.depth == 0 && (int(w&(1<<32-1)) != len(v.root) || root != &v.root[0]):
+			return fmt.Errorf("table: the lookup's root is not the view's")
+		case (v == nil || v.depth != 0) && w&(1<<32-1) != 0:
+			return fmt.Errorf("table: a lookup root of %d groups at depth %d", w&(1<<32-1), t.depth)
+		}
+	}
 	if t.subs == nil {
 		if v != nil || t.n != 0 || t.depth != 0 {
 			return fmt.Errorf("table: no subtables, but a view, depth %d or n %d", t.depth, t.n)
