@@ -79,9 +79,8 @@ type table struct {
 	view atomic.Pointer[tableView]
 	// readers, when not nil, is where view is published too: in the
 	// collection's array of them (Collection.lookups), which Read loads
-	// instead of view, so that a hit touches no line of the shard and,
-	// while the table is one subtable, none of the view either. Nil in a
-	// table of its own (the tests').
+	// instead of view, so that a hit touches no line of the shard and
+	// none of the view either. Nil in a table of its own (the tests').
 	readers *tableLookup
 	// subs is the directory, indexed by the top depth bits of a hash below
 	// h2's (see dirIndex). A subtable with local depth d < depth fills the
@@ -247,47 +246,61 @@ func (t *table) publish() {
 }
 
 // tableLookup is a table's view as a reader without the lock loads it
-// (find): the view, and while the table is one subtable the first of its
-// groups and their number, so that a read goes from here to the group it
-// probes without loading the view. Only the table's writer, holding the
-// lock, changes it (publish).
+// (find): the first of the groups of the only subtable and their number,
+// or the directory's first entry and its depth, so that a read goes from
+// here to the groups it probes without loading the view. Only the table's
+// writer, holding the lock, changes it (publish).
 type tableLookup struct {
-	// word is the number of root's groups (0 when the table has no
-	// subtable or more than one: then readers use view) in its low 32
-	// bits, and above them a sequence number that is odd while publish
-	// changes root: a reader that reads the same even word before and
-	// after root has a root and a number that go together.
+	// word holds the number of root's groups in its low 32 bits (0 when
+	// the table has no subtable or more than one), the directory's depth
+	// in the 8 bits above them (0 when it has one subtable or none), and
+	// above those a sequence number that is odd while publish changes
+	// root and dir: a reader that reads the same even word before and
+	// after them has a root, a directory and their sizes that go
+	// together.
 	word atomic.Uint64
 	root atomic.Pointer[group]
-	view atomic.Pointer[tableView]
+	dir  atomic.Pointer[[]group]
 }
+
+const (
+	lookupDepthShift = 32
+	lookupSeqShift   = 40
+)
 
 // publish makes v what readers use.
 func (l *tableLookup) publish(v *tableView) {
-	seq := l.word.Load()>>32 + 1 // odd
-	n := uint64(0)
+	seq := l.word.Load()>>lookupSeqShift + 1 // odd
+	l.word.Store(seq<<lookupSeqShift | l.word.Load()&(1<<lookupSeqShift-1))
+	var n uint64
 	var root *group
-	if v.depth == 0 && len(v.root) != 0 {
+	var dir *[]group
+	switch {
+	case v.depth != 0:
+		dir = &v.dir[0]
+	case len(v.root) != 0:
 		n, root = uint64(len(v.root)), &v.root[0]
 	}
-	l.word.Store(seq<<32 | l.word.Load()&(1<<32-1))
-	l.view.Store(v)
 	l.root.Store(root)
-	l.word.Store((seq+1)<<32 | n)
+	l.dir.Store(dir)
+	l.word.Store((seq+1)<<lookupSeqShift | uint64(v.depth)<<lookupDepthShift | n)
 }
 
 // find is table.find for a reader without the lock. ok is false also when
 // a writer was publishing new groups during the call.
 func (l *tableLookup) find(h uint64, id string) (e *entry, ok bool) {
 	w := l.word.Load()
-	root := l.root.Load()
-	if l.word.Load() != w || w>>32&1 != 0 {
+	root, dir := l.root.Load(), l.dir.Load()
+	if l.word.Load() != w || w>>lookupSeqShift&1 != 0 {
 		return nil, false
 	}
-	if n := w & (1<<32 - 1); n != 0 {
+	if n := w & (1<<lookupDepthShift - 1); n != 0 {
 		return probe(unsafe.Slice(root, n), h, id)
 	}
-	return l.view.Load().find(h, id)
+	if depth := uint(w >> lookupDepthShift & 0xFF); depth != 0 {
+		return probe(unsafe.Slice(dir, 1<<depth)[dirIndex(h, depth)], h, id)
+	}
+	return nil, true
 }
 
 // split replaces sub by two subtables of the same size, one level deeper,

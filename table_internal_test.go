@@ -649,7 +649,7 @@ func TestTableLookupPublishing(t *testing.T) {
 	require.Equal(t, e, got)
 
 	w := tb.readers.word.Load()
-	tb.readers.word.Store(w + 1<<32) // odd: being published
+	tb.readers.word.Store(w + 1<<lookupSeqShift) // odd: being published
 	_, ok = tb.readers.find(h, "a")
 	require.False(t, ok, "found while being published")
 	require.ErrorContains(t, tb.check(seed, func(*entry) error { return nil }), "being published")
@@ -659,6 +659,17 @@ func TestTableLookupPublishing(t *testing.T) {
 	require.ErrorContains(t, tb.check(seed, func(*entry) error { return nil }), "root")
 	tb.publish()
 	require.NoError(t, tb.check(seed, func(*entry) error { return nil }))
-	tb.readers.view.Store(nil)
-	require.ErrorContains(t, tb.check(seed, func(*entry) error { return nil }), "view")
+
+	// Split until the table has a directory; the lookup follows it.
+	tb.maxGroups = 1
+	for i := 0; tb.depth == 0; i++ {
+		k := fmt.Sprint("k", i)
+		tb.put(maphash.String(seed, k), testEntry(k), seed)
+	}
+	require.NoError(t, tb.check(seed, func(*entry) error { return nil }))
+	got, ok = tb.readers.find(h, "a")
+	require.True(t, ok)
+	require.Equal(t, e, got)
+	tb.readers.dir.Store(nil)
+	require.ErrorContains(t, tb.check(seed, func(*entry) error { return nil }), "directory")
 }
