@@ -1,6 +1,16 @@
 package ttlstore
 
+import "sync/atomic"
+
 // Reads: Read takes no lock in the common case (see look).
+
+// shardLookup is what a Read of a shard loads without its lock: the
+// shard's purges and its table's view (see tableLookup), both written
+// under the shard's lock.
+type shardLookup struct {
+	docs   tableLookup
+	purges atomic.Pointer[[]*purge]
+}
 
 // Read returns the live document with the given id, or an error matching
 // ErrNotFound when there is none: an expired document is not found from the
@@ -102,10 +112,13 @@ func (c *Collection) missed(op, id string, e *entry, count bool) error {
 func (c *Collection) look(s *shard, h uint64, id string) (e *entry, exp int64, live bool) {
 	epoch := c.redefining.Load()
 	if epoch&1 == 0 {
+		// s's purges and view, from lookups rather than s: its lines
+		// are not loaded at all in the common case.
+		l := &c.lookups[h&(numShards-1)]
 		// Loaded before the entry: a purge dropped after the find (its
 		// entries removed) cannot let a hidden entry through.
-		purges := s.purges.Load()
-		e, ok := s.docs.find(h, id)
+		purges := l.purges.Load()
+		e, ok := l.docs.find(h, id)
 		if purges != nil && e != nil && hiddenBy(*purges, e) {
 			e = nil // deleted by DeletePartition
 		}
@@ -121,7 +134,7 @@ func (c *Collection) look(s *shard, h uint64, id string) (e *entry, exp int64, l
 				if c.redefining.Load() == epoch {
 					return e, exp, true
 				}
-			} else if again, ok := s.docs.find(h, id); ok && again == e && c.redefining.Load() == epoch {
+			} else if again, ok := l.docs.find(h, id); ok && again == e && c.redefining.Load() == epoch {
 				return e, exp, false
 			}
 		}

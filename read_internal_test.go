@@ -72,6 +72,14 @@ func TestHotFieldsApart(t *testing.T) {
 	limEnd := unsafe.Offsetof(c.lim) + unsafe.Sizeof(c.lim)
 	assert.GreaterOrEqual(t, unsafe.Offsetof(c.policyMu), limEnd+line)
 	assert.GreaterOrEqual(t, unsafe.Offsetof(c.counts), unsafe.Offsetof(c.policyMu)+unsafe.Sizeof(c.policyMu)+line)
+	lookupsEnd := unsafe.Offsetof(c.lookups) + unsafe.Sizeof(c.lookups)
+	assert.GreaterOrEqual(t, unsafe.Offsetof(c.lookups), unsafe.Offsetof(c.minExps)+unsafe.Sizeof(c.minExps)+line, "lookups are a line past minExps")
+	assert.GreaterOrEqual(t, unsafe.Offsetof(c.swept), lookupsEnd+line, "swept is a line past lookups")
+	// A Collection is more than 32 KiB, so its allocation starts a page:
+	// each shard's lookup is then within one line.
+	assert.Greater(t, unsafe.Sizeof(c), uintptr(32<<10))
+	assert.Equal(t, uintptr(32), unsafe.Sizeof(c.lookups[0]))
+	assert.Zero(t, unsafe.Offsetof(c.lookups)%32, "a shard's lookup across two lines")
 	var s readStripe
 	gap := unsafe.Sizeof(s) - (unsafe.Offsetof(s.misses) + unsafe.Sizeof(s.misses) - unsafe.Offsetof(s.hits))
 	assert.GreaterOrEqual(t, gap, line, "bytes between one stripe's counters and the next's")

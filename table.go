@@ -5,12 +5,15 @@ import (
 	"hash/maphash"
 	"slices"
 	"sync/atomic"
+	"unsafe"
 )
 
 // The per-shard hash table from id to entry, which readers use without the
 // lock. Its whole surface is the table type's eight methods: find (with no
-// lock), get, lookup, put, insert, remove, len and check; nothing else in table*.go
-// is used outside them but by table_internal_test.go, which tests each of
+// lock), get, lookup, put, insert, remove, len and check, and tableLookup's
+// find, which readers use where the table keeps a copy of its view outside
+// itself (its readers field); nothing else in table*.go is used outside
+// them but by table_internal_test.go, which tests each of
 // the promises below on its own. This file has the type, its concurrency
 // contract, that surface and the directory of subtables with the readers'
 // view; table_subtable.go has one subtable and its groups of eight slots;
@@ -71,8 +74,14 @@ import (
 type table struct {
 	// view is what readers load: the groups of every subtable, by
 	// directory entry. Writers replace it whenever a subtable's groups
-	// change. Nil until the first put.
+	// change, always through publish, which updates readers too. Nil
+	// until the first put.
 	view atomic.Pointer[tableView]
+	// readers, when not nil, is where view is published too: in the
+	// collection's array of them (Collection.lookups), which Read loads
+	// instead of view, so that a hit touches no line of the shard and
+	// none of the view either. Nil in a table of its own (the tests').
+	readers *tableLookup
 	// subs is the directory, indexed by the top depth bits of a hash below
 	// h2's (see dirIndex). A subtable with local depth d < depth fills the
 	// 1<<(depth-d) consecutive entries that share its d bits. It has one
@@ -128,7 +137,11 @@ func (t *table) len() int { return t.n }
 // conclude, because writers kept filling the groups it had passed; the
 // caller must then look again with the lock held.
 func (t *table) find(h uint64, id string) (e *entry, ok bool) {
-	v := t.view.Load()
+	return t.view.Load().find(h, id)
+}
+
+// find is table.find in the view v, which may be nil (an empty table).
+func (v *tableView) find(h uint64, id string) (e *entry, ok bool) {
 	if v == nil {
 		return nil, true
 	}
@@ -243,6 +256,67 @@ func (t *table) publish() {
 		}
 	}
 	t.view.Store(v)
+	if t.readers != nil {
+		t.readers.publish(v)
+	}
+}
+
+// tableLookup is a table's view as a reader without the lock loads it
+// (find): the first of the groups of the only subtable and their number,
+// or the directory's first entry and its depth, so that a read goes from
+// here to the groups it probes without loading the view. Only the table's
+// writer, holding the lock, changes it (publish).
+type tableLookup struct {
+	// word holds the number of root's groups in its low 32 bits (0 when
+	// the table has no subtable or more than one), the directory's depth
+	// in the 8 bits above them (0 when it has one subtable or none), and
+	// above those a sequence number that is odd while publish changes
+	// root and dir: a reader that reads the same even word before and
+	// after them has a root, a directory and their sizes that go
+	// together.
+	word atomic.Uint64
+	root atomic.Pointer[group]
+	dir  atomic.Pointer[[]group]
+}
+
+const (
+	lookupDepthShift = 32
+	lookupSeqShift   = 40
+)
+
+// publish makes v what readers use.
+func (l *tableLookup) publish(v *tableView) {
+	seq := l.word.Load()>>lookupSeqShift + 1 // odd
+	l.word.Store(seq<<lookupSeqShift | l.word.Load()&(1<<lookupSeqShift-1))
+	var n uint64
+	var root *group
+	var dir *[]group
+	switch {
+	case v.depth != 0:
+		dir = &v.dir[0]
+	case len(v.root) != 0:
+		n, root = uint64(len(v.root)), &v.root[0]
+	}
+	l.root.Store(root)
+	l.dir.Store(dir)
+	l.word.Store((seq+1)<<lookupSeqShift | uint64(v.depth)<<lookupDepthShift | n)
+}
+
+// find is table.find for a reader without the lock. ok is false also when
+// a writer was publishing new groups during the call.
+func (l *tableLookup) find(h uint64, id string) (e *entry, ok bool) {
+	w := l.word.Load()
+	root, dir := l.root.Load(), l.dir.Load()
+	if l.word.Load() != w || w>>lookupSeqShift&1 != 0 {
+		return nil, false
+	}
+	if n := w & (1<<lookupDepthShift - 1); n != 0 {
+		return probe(unsafe.Slice(root, n), h, id)
+	}
+	if depth := uint(w >> lookupDepthShift & 0xFF); depth != 0 {
+		return probe(unsafe.Slice(dir, 1<<depth)[dirIndex(h, depth)], h, id)
+	}
+	return nil, true
 }
 
 // split replaces sub by two subtables of the same size, one level deeper,

@@ -17,6 +17,11 @@ import (
 // the lock, and calls each on every entry. It is part of checkInvariants.
 func (t *table) check(seed maphash.Seed, each func(*entry) error) error {
 	v := t.view.Load()
+	if l := t.readers; l != nil {
+		if err := l.check(v); err != nil {
+			return err
+		}
+	}
 	if t.subs == nil {
 		if v != nil || t.n != 0 || t.depth != 0 {
 			return fmt.Errorf("table: no subtables, but a view, depth %d or n %d", t.depth, t.n)
@@ -113,6 +118,29 @@ func (t *subtable) check(seed maphash.Seed, each func(*entry) error) error {
 	}
 	if capacity := len(t.groups) * groupSize * maxLoad / 8; t.groups != nil && used+t.free != capacity {
 		return fmt.Errorf("table: %d used slots and %d free make %d, want %d", used, t.free, used+t.free, capacity)
+	}
+	return nil
+}
+
+// check verifies that the lookup shows the view v.
+func (l *tableLookup) check(v *tableView) error {
+	w, root, dir := l.word.Load(), l.root.Load(), l.dir.Load()
+	n, depth := int(w&(1<<lookupDepthShift-1)), uint(w>>lookupDepthShift&0xFF)
+	switch {
+	case w>>lookupSeqShift&1 != 0:
+		return fmt.Errorf("table: the lookup is being published")
+	case v == nil:
+		if n != 0 || depth != 0 || root != nil || dir != nil {
+			return fmt.Errorf("table: a lookup of %d groups at depth %d without a view", n, depth)
+		}
+	case v.depth == 0:
+		if n != len(v.root) || depth != 0 || root != &v.root[0] || dir != nil {
+			return fmt.Errorf("table: the lookup's root is not the view's")
+		}
+	default:
+		if n != 0 || depth != v.depth || root != nil || dir != &v.dir[0] {
+			return fmt.Errorf("table: the lookup's directory is not the view's")
+		}
 	}
 	return nil
 }

@@ -30,6 +30,9 @@ func TestTableAgainstMap(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		seed := maphash.MakeSeed()
 		tb := table{maxGroups: rapid.SampledFrom([]int{1, 2, 4, defaultMaxGroups}).Draw(rt, "maxGroups")}
+		if rapid.Bool().Draw(rt, "readers") {
+			tb.readers = &tableLookup{}
+		}
 		want := map[string]*entry{}
 		pool := rapid.IntRange(1, 300).Draw(rt, "pool")
 		id := func(label string) string {
@@ -66,6 +69,12 @@ func TestTableAgainstMap(t *testing.T) {
 				}
 				if got, ok := tb.find(h, k); got != want[k] || !ok {
 					rt.Fatalf("find(%q) = %p, %v, want %p", k, got, ok, want[k])
+				}
+				if tb.readers == nil {
+					break
+				}
+				if got, ok := tb.readers.find(h, k); got != want[k] || !ok {
+					rt.Fatalf("readers' find(%q) = %p, %v, want %p", k, got, ok, want[k])
 				}
 			}
 			if op%50 == 0 {
@@ -627,3 +636,45 @@ func TestTableCheckCatches(t *testing.T) {
 
 // ctrlByte is control byte i of ctrl.
 func ctrlByte(ctrl uint64, i int) uint64 { return ctrl >> (i * 8) & 0xFF }
+
+// A reader of a tableLookup that a writer is publishing to gives up rather
+// than use a root and a number of groups that do not go together; check
+// reports a lookup that is not the table's view.
+func TestTableLookupPublishing(t *testing.T) {
+	seed := maphash.MakeSeed()
+	tb := table{readers: &tableLookup{}}
+	e := testEntry("a")
+	h := maphash.String(seed, "a")
+	got, ok := tb.readers.find(h, "a")
+	require.True(t, ok, "empty table")
+	require.Nil(t, got)
+	tb.put(h, e, seed)
+	got, ok = tb.readers.find(h, "a")
+	require.True(t, ok)
+	require.Equal(t, e, got)
+
+	w := tb.readers.word.Load()
+	tb.readers.word.Store(w + 1<<lookupSeqShift) // odd: being published
+	_, ok = tb.readers.find(h, "a")
+	require.False(t, ok, "found while being published")
+	require.ErrorContains(t, tb.check(seed, func(*entry) error { return nil }), "being published")
+	tb.readers.word.Store(w)
+
+	tb.readers.root.Store(nil)
+	require.ErrorContains(t, tb.check(seed, func(*entry) error { return nil }), "root")
+	tb.publish()
+	require.NoError(t, tb.check(seed, func(*entry) error { return nil }))
+
+	// Split until the table has a directory; the lookup follows it.
+	tb.maxGroups = 1
+	for i := 0; tb.depth == 0; i++ {
+		k := fmt.Sprint("k", i)
+		tb.put(maphash.String(seed, k), testEntry(k), seed)
+	}
+	require.NoError(t, tb.check(seed, func(*entry) error { return nil }))
+	got, ok = tb.readers.find(h, "a")
+	require.True(t, ok)
+	require.Equal(t, e, got)
+	tb.readers.dir.Store(nil)
+	require.ErrorContains(t, tb.check(seed, func(*entry) error { return nil }), "directory")
+}

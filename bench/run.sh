@@ -119,6 +119,7 @@ peers() {
 	group '^Benchmark(Insert|Overwrite|ReadHit|ReadHitParallel|ReadHitExpiryClock|ReadExpired)$' 1s 100ms
 	# The newer groups at 500ms, so that they add about 5 minutes, not 9.
 	group '^BenchmarkReadHitAscending(Parallel)?$' 500ms 100ms
+	group '^BenchmarkReadHitFresh(Parallel)?$' 300ms 50ms
 	group '^Benchmark(Insert|Overwrite)Parallel$' 500ms 100ms
 	# ttlstore in memory, durable (SyncNever, in $TMPDIR) and bounded.
 	group '^BenchmarkModes$' 500ms 50ms
