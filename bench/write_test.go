@@ -147,7 +147,7 @@ func overwriteAt(d *Dataset, i int) (string, []byte) {
 // the table's growth from empty, and the store's creation, more.
 func BenchmarkInsertFresh(b *testing.B) {
 	forEachKind(b, nil, func(b *testing.B, k Kind) {
-		ids, docs := freshData(n100k, 200)
+		ids, docs := insertFreshData(n100k, 200)
 		b.ReportAllocs()
 		var s Store
 		i := len(ids)
@@ -168,9 +168,9 @@ func BenchmarkInsertFresh(b *testing.B) {
 	})
 }
 
-// freshData returns n ids in ascending order and, for each, a JSON
+// insertFreshData returns n ids in ascending order and, for each, a JSON
 // document of size bytes: {"id":"key-000042","value":"xxx…"}.
-func freshData(n, size int) ([]string, [][]byte) {
+func insertFreshData(n, size int) ([]string, [][]byte) {
 	ids := make([]string, n)
 	docs := make([][]byte, n)
 	for i := range n {
