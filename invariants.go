@@ -13,7 +13,8 @@ import (
 // floor; and each entry's stored JSON ends at its stamp position with '}'.
 // With no write or SetLimits under way, as tests call it, nothing counts
 // in limits.filing: every write in progress, room held and victim picked
-// was counted out; under EvictSoonestExpiry, the documents counted as
+// was counted out; the bound's usage counters are the number and weight
+// of the documents the shards hold; under EvictSoonestExpiry, the documents counted as
 // unable to expire are those the expiry indexes file so; and under
 // EvictColdest the policy's queues hold exactly the stored documents, each
 // once (checkColdest); and in a partitioned collection each stored
@@ -43,9 +44,16 @@ func (c *Collection) checkInvariants() error {
 		}
 	}()
 	def := c.def.Load()
-	var fixedDocs, fixedBytes int64
+	var fixedDocs, fixedBytes, allDocs, allBytes int64
 	for i := range c.shards {
 		s := &c.shards[i]
+		if err := s.docs.check(c.seed, func(e *entry) error {
+			allDocs++
+			allBytes += weigh(e)
+			return nil
+		}); err != nil {
+			return err
+		}
 		for _, e := range s.index.never.items {
 			fixedDocs++
 			fixedBytes += weigh(e)
@@ -60,6 +68,9 @@ func (c *Collection) checkInvariants() error {
 		if err != nil {
 			return err
 		}
+	}
+	if d, b := c.lim.docs.Load(), c.lim.bytes.Load(); d != allDocs || b != allBytes {
+		return fmt.Errorf("limits: the bound counts %d documents of %d bytes, the shards hold %d of %d", d, b, allDocs, allBytes)
 	}
 	if c.lim.policy != EvictSoonestExpiry {
 		fixedDocs, fixedBytes = 0, 0
