@@ -134,7 +134,10 @@ func (c *Collection) checkWeight(op string, e *entry) error {
 // OnExpire or OnEvict. Under NoEviction nothing live is removed: writes
 // that need room are refused until deletes and expiry bring the usage under
 // the bounds; so too under EvictSoonestExpiry once only documents that
-// cannot expire are left.
+// cannot expire are left. A write needs room only for what it adds to
+// memory: one that replaces a version of its id in place, live or expired
+// but not yet swept, adds no document, and goes in at a bound below the
+// usage as long as it leaves the collection no further over it.
 //
 // It returns ErrInvalidOptions for a negative bound (changing nothing),
 // ErrClosed after Close, and ErrIO when a durable collection could not log
