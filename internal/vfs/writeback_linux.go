@@ -3,7 +3,6 @@
 package vfs
 
 import (
-	"io/fs"
 	"os"
 	"syscall"
 )
@@ -20,27 +19,12 @@ const (
 // with sync_file_range(2), whose arguments are (fd, offset, nbytes, flags)
 // on these platforms.
 func writeBack(f *os.File, off, n int64) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var serr error
-	if err := rc.Control(func(fd uintptr) {
-		for {
-			_, _, e := syscall.Syscall6(syscall.SYS_SYNC_FILE_RANGE, fd, uintptr(off), uintptr(n),
-				syncFileRangeWaitBefore|syncFileRangeWrite|syncFileRangeWaitAfter, 0, 0)
-			if e != syscall.EINTR {
-				if e != 0 {
-					serr = e
-				}
-				return
-			}
+	return onFd(f, "sync_file_range", func(fd uintptr) error {
+		_, _, e := syscall.Syscall6(syscall.SYS_SYNC_FILE_RANGE, fd, uintptr(off), uintptr(n),
+			syncFileRangeWaitBefore|syncFileRangeWrite|syncFileRangeWaitAfter, 0, 0)
+		if e != 0 {
+			return e
 		}
-	}); err != nil {
-		return &fs.PathError{Op: "sync_file_range", Path: f.Name(), Err: fs.ErrClosed}
-	}
-	if serr != nil {
-		return &fs.PathError{Op: "sync_file_range", Path: f.Name(), Err: serr}
-	}
-	return nil
+		return nil
+	})
 }
