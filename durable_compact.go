@@ -149,21 +149,47 @@ func (d *durable) compact(c *Collection) error {
 	if c.closed.Load() {
 		return newError("compact", "", ErrClosed)
 	}
+	num, seq, err := d.nextLog()
+	if err != nil {
+		return err
+	}
+	return d.publish(c, num, seq)
+}
+
+// nextLog makes the next log the current one and returns its number and
+// the sequence number of the last record of the one before. d.compactMu
+// must be held.
+func (d *durable) nextLog() (num, seq uint64, err error) {
 	d.log.mu.Lock()
-	num := d.log.num + 1
+	num = d.log.num + 1
 	d.log.mu.Unlock()
 	nf, err := d.createLog(num)
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
-	seq, err := d.log.rotate(nf, num)
+	seq, err = d.log.rotate(nf, num)
 	if err != nil {
 		nf.Close() // empty: Open removes it
+		return 0, 0, err
+	}
+	return num, seq, nil
+}
+
+// publish captures the live documents and publishes them as snapshot num,
+// which replaces the logs before log num, the current one, whose
+// predecessor's last record is seq. d.compactMu must be held.
+func (d *durable) publish(c *Collection, num, seq uint64) error {
+	live, def, etag := c.capture()
+	defer clear(live)
+	// What capture saw was applied once its records were written to log
+	// num, perhaps not yet synced: the snapshot must not get ahead of the
+	// log, or a power loss that took those records (after a failed fsync,
+	// say) would leave a snapshot holding writes whose records, and their
+	// change feed records, are gone.
+	if err := d.log.syncWritten(); err != nil {
 		return err
 	}
-	live, def, etag := c.capture()
 	size, err := d.writeSnapshot(num, live, def, etag, seq)
-	clear(live)
 	if err != nil {
 		return err
 	}

@@ -295,6 +295,16 @@ func (l *logWriter) waitSynced(lsn uint64) error {
 	return nil
 }
 
+// syncWritten returns once every record written to the OS so far is
+// durable, whatever the policy, running the fsync itself when no other
+// writer is; or the log's failure.
+func (l *logWriter) syncWritten() error {
+	l.mu.Lock()
+	lsn := l.written
+	l.mu.Unlock()
+	return l.waitSynced(lsn)
+}
+
 // syncLocked fsyncs the current file, covering every record written so
 // far, with l.mu held (released during the fsync) and no sync under way.
 func (l *logWriter) syncLocked() {

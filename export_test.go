@@ -24,3 +24,18 @@ func OpenFS(fsys vfs.FS, dir string, opts Options, minCompact int64, keepDefault
 func CoreStats(st Stats) Stats {
 	return Stats{Live: st.Live, Expired: st.Expired, Swept: st.Swept, TornBytes: st.TornBytes, LogSyncs: st.LogSyncs}
 }
+
+// CompactBetween is Compact with between run after the new log is started
+// and before the documents are captured: what a write racing the
+// background compactor may do.
+func (c *Collection) CompactBetween(between func()) error {
+	d := c.d
+	d.compactMu.Lock()
+	defer d.compactMu.Unlock()
+	num, seq, err := d.nextLog()
+	if err != nil {
+		return err
+	}
+	between()
+	return d.publish(c, num, seq)
+}

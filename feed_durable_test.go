@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -143,18 +145,36 @@ func TestFeedDurableCrash(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			seeds := crashSeeds(t)
 			for seed := range seeds {
-				feedCrashHistory(t, uint64(seed), tc.policy, tc.kill)
+				feedCrashHistory(t, uint64(seed), tc.policy, tc.kill, false)
+				feedCrashHistory(t, uint64(seed), tc.policy, tc.kill, true)
 			}
 		})
 	}
 }
 
-func feedCrashHistory(t *testing.T, seed uint64, policy ttlstore.SyncPolicy, kill bool) {
+// failLogSync fails the n-th fsync of a log file.
+func failLogSync(n int64) func(vfs.Op, string) error {
+	var calls atomic.Int64
+	return func(op vfs.Op, name string) error {
+		if op == vfs.OpSync && strings.HasSuffix(name, ".log") && calls.Add(1) == n {
+			return vfs.ErrInjected
+		}
+		return nil
+	}
+}
+
+// feedCrashHistory runs one history of TestFeedDurableCrash. The fault is
+// at a random operation, or with logSync at a random fsync of a log.
+func feedCrashHistory(t *testing.T, seed uint64, policy ttlstore.SyncPolicy, kill, logSync bool) {
 	rng := rand.New(rand.NewPCG(seed, 19))
 	fsys, clk := vfs.NewMemFS(), newMock()
 	c, err := openFeedMem(t, fsys, clk, policy, 512, 64<<20)
 	require.NoError(t, err)
-	fsys.SetHook(vfs.FailNth(1+rng.Int64N(400), nil))
+	if logSync {
+		fsys.SetHook(failLogSync(1 + rng.Int64N(40)))
+	} else {
+		fsys.SetHook(vfs.FailNth(1+rng.Int64N(400), nil))
+	}
 	var seen []ttlstore.Change
 	req := ttlstore.FeedRequest{Mode: ttlstore.AllVersionsAndDeletes}
 	for op := 0; op < 60; op++ {
@@ -200,6 +220,7 @@ func feedCrashHistory(t *testing.T, seed uint64, policy ttlstore.SyncPolicy, kil
 	defer c2.Close()
 	c2.Sweep()
 	whole, _ := readFeed(t, c2, ttlstore.FeedRequest{Mode: ttlstore.AllVersionsAndDeletes})
+
 	require.GreaterOrEqual(t, len(whole), len(seen), "seed %d: the feed lost changes it had returned", seed)
 	require.Equal(t, feedLines(seen), feedLines(whole[:len(seen)]), "seed %d: what the feed returned is undone", seed)
 	if req.Token != "" {
@@ -221,7 +242,48 @@ func feedCrashHistory(t *testing.T, seed uint64, policy ttlstore.SyncPolicy, kil
 	}
 	slices.Sort(want)
 	slices.Sort(got)
-	require.Equal(t, want, got, "seed %d: the feed replayed is not what the collection holds", seed)
+	require.Equal(t, want, got, "seed %d (log fsync fault %v): the feed replayed is not what the collection holds", seed, logSync)
+}
+
+// TestFeedDurableSnapshotBehindLog writes into the log a compaction has
+// just started, before it captures the documents, and fails that write's
+// fsync; a power loss then keeps only what was synced. The snapshot must
+// not hold the write (its record, and the feed's, are gone): the reopened
+// collection and its feed agree, and neither has it. Under SyncNever the
+// write succeeds and the compaction's own sync of the log fails.
+func TestFeedDurableSnapshotBehindLog(t *testing.T) {
+	for _, policy := range []ttlstore.SyncPolicy{ttlstore.SyncAlways, ttlstore.SyncNever} {
+		t.Run(policy.String(), func(t *testing.T) {
+			fsys, clk := vfs.NewMemFS(), newMock()
+			c, err := openFeedMem(t, fsys, clk, policy, 1<<30, 64<<20)
+			require.NoError(t, err)
+			_, err = c.Upsert([]byte(`{"id":"a"}`))
+			require.NoError(t, err)
+			err = c.CompactBetween(func() {
+				fsys.SetHook(failLogSync(1))
+				_, err := c.Upsert([]byte(`{"id":"b"}`))
+				if policy == ttlstore.SyncAlways {
+					assert.ErrorIs(t, err, ttlstore.ErrIO)
+				} else {
+					assert.NoError(t, err)
+				}
+			})
+			assert.ErrorIs(t, err, ttlstore.ErrIO, "the snapshot was published over an unsynced log")
+			after := fsys.Crash(nil, false)
+			c.Close()
+
+			c2, err := openFeedMem(t, after, clk, policy, 1<<30, 64<<20)
+			require.NoError(t, err)
+			defer c2.Close()
+			whole, _ := readFeed(t, c2, ttlstore.FeedRequest{Mode: ttlstore.AllVersionsAndDeletes})
+			assert.Equal(t, []string{"create a"}, describe(whole))
+			var ids []string
+			for d := range c2.All() {
+				ids = append(ids, d.ID())
+			}
+			assert.Equal(t, []string{"a"}, ids)
+		})
+	}
 }
 
 func TestFeedDurablePartitionDelete(t *testing.T) {
