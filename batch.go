@@ -178,6 +178,12 @@ func trimPrefix(s string) string {
 // any ids: a collection without a partition key is a single partition. On
 // a partitioned one, the batch is in the one partition In names (see
 // Batch), as in Azure Cosmos DB.
+//
+// A durable batch whose fsync failed (SyncAlways) is the one exception to
+// all or nothing's error: like a single write whose fsync failed, it was
+// applied in memory and may or may not survive a crash (see ErrIO), so its
+// error is the ErrIO itself, not a *BatchError, which would say that
+// nothing was applied.
 func (c *Collection) ExecuteBatch(b *Batch) ([]Document, error) {
 	if c.closed.Load() {
 		return nil, &BatchError{Index: -1, Err: newError("batch", "", ErrClosed)}
@@ -230,6 +236,11 @@ func (c *Collection) ExecuteBatch(b *Batch) ([]Document, error) {
 	}
 	cm.failed = -1
 	if err := c.run(&cm); err != nil {
+		if cm.applied {
+			// Its fsync failed: it is applied in memory, as a
+			// single write whose fsync failed (ErrIO).
+			return nil, err
+		}
 		// check stops at the first mutation whose condition fails;
 		// the stages after it fail the batch as a whole.
 		return nil, &BatchError{Index: cm.failed, Err: err}

@@ -96,6 +96,7 @@ type commit struct {
 	// dDocs and dBytes are what the commit adds to the usage.
 	dDocs, dBytes int64
 	filing        bool      // counted in limits.filing (startFiling)
+	applied       bool      // applied, so that only its wait can have failed
 	locked        [2]uint64 // the shards locked, a bit each, when more than one
 	failed        int       // the mutation whose condition failed, from check
 	r             room      // the room evicted for the commit
@@ -152,6 +153,7 @@ func (c *Collection) run(cm *commit) error {
 			return c.abandon(cm, err)
 		}
 		c.apply(cm)
+		cm.applied = true
 		c.unlock(cm)
 		c.notify(cm)
 		err := c.wait(cm)

@@ -353,6 +353,38 @@ func TestDurableFailedSyncIsFinal(t *testing.T) {
 	require.ErrorIs(t, c.Close(), failed)
 }
 
+// TestDurableBatchFailedSync: a batch whose fsync fails was applied in
+// memory, as a single write whose fsync failed, so its error is ErrIO and
+// not a *BatchError, which would say that nothing was applied. A kill -9
+// keeps it, a power loss does not.
+func TestDurableBatchFailedSync(t *testing.T) {
+	for _, kill := range []bool{true, false} {
+		fsys, clk := vfs.NewMemFS(), newMock()
+		c, err := openMem(t, fsys, clk, ttlstore.SyncAlways, 1<<30)
+		require.NoError(t, err)
+		fsys.SetHook(failLogSync(1))
+		_, err = c.ExecuteBatch(new(ttlstore.Batch).Upsert([]byte(`{"id":"a"}`)).Upsert([]byte(`{"id":"b"}`)))
+		require.ErrorIs(t, err, ttlstore.ErrIO)
+		var be *ttlstore.BatchError
+		require.False(t, errors.As(err, &be), "a batch applied in memory is reported as changing nothing: %v", err)
+		d, err := c.Read("a")
+		require.NoError(t, err, "the batch is applied in memory")
+		assert.Equal(t, "a", d.ID())
+		var after *vfs.MemFS
+		want := 0
+		if kill {
+			after, want = fsys.Kill(), 2
+		} else {
+			after = fsys.Crash(nil, false)
+		}
+		require.ErrorIs(t, c.Close(), ttlstore.ErrIO)
+		c2, err := openMem(t, after, clk, ttlstore.SyncAlways, 1<<30)
+		require.NoError(t, err)
+		assert.Equal(t, want, c2.Len(), "kill -9: %v", kill)
+		require.NoError(t, c2.Close())
+	}
+}
+
 // logOf returns the path of the only log in dir.
 func logOf(t *testing.T, dir string) string {
 	logs, err := filepath.Glob(filepath.Join(dir, "*.log"))
