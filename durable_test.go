@@ -183,7 +183,8 @@ func crashSeeds(t *testing.T) int {
 // TestDurableCrash runs random histories (writes, deletes, touches,
 // DefaultTTL changes, clock moves, compactions) on a crash-simulating file
 // system, injects one fault at a random file-system operation (a failed
-// write, fsync, rename, directory sync...), then crashes the machine: only
+// write, fsync, rename, directory sync...), or in every other history at a
+// random fsync of a log (where faults do the most), then crashes: only
 // what was synced survives, plus a random torn part of what was not. The
 // reopened collection must show exactly the state after the last write
 // that succeeded, or after the one write that was in flight when the log
@@ -197,9 +198,10 @@ func TestDurableCrash(t *testing.T) {
 			seeds := crashSeeds(t)
 			faults := 0
 			for seed := range seeds {
-				faults += crashHistory(t, uint64(seed), tc.policy, tc.kill)
+				faults += crashHistory(t, uint64(seed), tc.policy, tc.kill, false)
+				faults += crashHistory(t, uint64(seed), tc.policy, tc.kill, true)
 			}
-			t.Logf("%d histories, %d with a write that failed", seeds, faults)
+			t.Logf("%d histories, %d with a write that failed", 2*seeds, faults)
 		})
 	}
 }
@@ -216,14 +218,19 @@ var crashModes = []struct {
 	{"kill -9, SyncNever", ttlstore.SyncNever, true},
 }
 
-// crashHistory runs one history; it returns 1 if a write failed.
-func crashHistory(t *testing.T, seed uint64, policy ttlstore.SyncPolicy, kill bool) int {
+// crashHistory runs one history; it returns 1 if a write failed. The fault
+// is at a random operation, or with logSync at a random fsync of a log.
+func crashHistory(t *testing.T, seed uint64, policy ttlstore.SyncPolicy, kill, logSync bool) int {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	fsys := vfs.NewMemFS()
 	clk := newMock()
 	c, err := openMem(t, fsys, clk, policy, 512) // a tiny log compacts often
 	require.NoError(t, err)
-	fsys.SetHook(vfs.FailNth(1+rng.Int64N(400), nil))
+	if logSync {
+		fsys.SetHook(failLogSync(1 + rng.Int64N(40)))
+	} else {
+		fsys.SetHook(vfs.FailNth(1+rng.Int64N(400), nil))
+	}
 
 	acked := shownOf(c) // the state after the last write that succeeded
 	var inflight *shown // the state after the write that failed, if one did

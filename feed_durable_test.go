@@ -136,7 +136,8 @@ func TestFeedDurableGap(t *testing.T) {
 }
 
 // TestFeedDurableCrash runs random histories with a feed reader on a
-// crash-simulating file system, injects a fault, crashes, and reopens: what
+// crash-simulating file system, injects a fault (at a random operation, or
+// at a random fsync of a log), crashes, and reopens: what
 // the reader was given is never undone (a prefix of the reopened feed),
 // its last token resumes with no gap and no duplicate, and the reopened
 // feed, replayed, gives exactly the documents the collection holds.
