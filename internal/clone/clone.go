@@ -183,137 +183,173 @@ func build(t reflect.Type, building map[reflect.Type]*cell) Func {
 func newFunc(t reflect.Type, building map[reflect.Type]*cell) Func {
 	switch t.Kind() {
 	case reflect.Struct:
-		if t == timeType {
-			return nil
-		}
-		var offs []uintptr
-		var fns []Func
-		for i := range t.NumField() {
-			f := t.Field(i)
-			if fn := build(f.Type, building); fn != nil {
-				offs = append(offs, f.Offset)
-				fns = append(fns, fn)
-			}
-		}
-		if len(fns) == 0 {
-			return nil
-		}
-		return func(p unsafe.Pointer) {
-			for i, fn := range fns {
-				fn(unsafe.Add(p, offs[i]))
-			}
-		}
+		return structFunc(t, building)
 	case reflect.Array:
-		fn := build(t.Elem(), building)
-		if fn == nil || t.Len() == 0 {
-			return nil
-		}
-		n, size := t.Len(), t.Elem().Size()
-		return func(p unsafe.Pointer) {
-			for i := range n {
-				fn(unsafe.Add(p, uintptr(i)*size))
-			}
-		}
+		return arrayFunc(t, building)
 	case reflect.Pointer:
-		elem := t.Elem()
-		fn := build(elem, building)
-		return func(p unsafe.Pointer) {
-			pp := (*unsafe.Pointer)(p)
-			if *pp == nil {
-				return
-			}
-			n := reflect.New(elem)
-			n.Elem().Set(reflect.NewAt(elem, *pp).Elem())
-			if fn != nil {
-				fn(n.UnsafePointer())
-			}
-			*pp = n.UnsafePointer()
-		}
+		return pointerFunc(t, building)
 	case reflect.Slice:
-		elem := t.Elem()
-		fn := build(elem, building)
-		size := elem.Size()
-		switch {
-		case fn == nil && elem.Kind() == reflect.String:
-			// The most common case, without reflection: the layout of
-			// a []string, whatever the names of its types.
-			return func(p unsafe.Pointer) {
-				s := (*[]string)(p)
-				if cap(*s) > 0 {
-					*s = slices.Clone((*s)[:len(*s):len(*s)])
-				}
-			}
-		case !HoldsHeap(elem):
-			// Elements without pointers: their bytes, in memory the
-			// garbage collector need not scan.
-			return func(p unsafe.Pointer) {
-				s := (*sliceHeader)(p)
-				if s.cap == 0 {
-					return
-				}
-				b := make([]byte, uintptr(s.len)*size)
-				copy(b, unsafe.Slice((*byte)(s.data), len(b)))
-				s.data, s.cap = unsafe.Pointer(unsafe.SliceData(b)), s.len
-			}
-		}
-		return func(p unsafe.Pointer) {
-			s := reflect.NewAt(t, p).Elem()
-			if s.Cap() == 0 {
-				return // nil, or empty without room: nothing can be written through it
-			}
-			n := reflect.MakeSlice(t, s.Len(), s.Len())
-			reflect.Copy(n, s)
-			if fn != nil {
-				base := n.UnsafePointer()
-				for i := range n.Len() {
-					fn(unsafe.Add(base, uintptr(i)*size))
-				}
-			}
-			s.Set(n)
-		}
+		return sliceFunc(t, building)
 	case reflect.Map:
-		elem := t.Elem()
-		fn := build(elem, building)
-		return func(p unsafe.Pointer) {
-			m := reflect.NewAt(t, p).Elem()
-			if m.IsNil() {
-				return
-			}
-			n := reflect.MakeMapWithSize(t, m.Len())
-			k, v := reflect.New(t.Key()).Elem(), reflect.New(elem).Elem()
-			for it := m.MapRange(); it.Next(); {
-				k.SetIterKey(it)
-				v.SetIterValue(it)
-				if fn != nil {
-					fn(v.Addr().UnsafePointer())
-				}
-				n.SetMapIndex(k, v)
-			}
-			m.Set(n)
-		}
+		return mapFunc(t, building)
 	case reflect.Interface:
-		return func(p unsafe.Pointer) {
-			i := reflect.NewAt(t, p).Elem()
-			if i.IsNil() {
-				return
-			}
-			d := i.Elem()
-			if d.Kind() <= reflect.Complex128 || d.Kind() == reflect.String {
-				return // what encoding/json puts in an interface most: nothing to copy
-			}
-			fn := For(d.Type())
-			if fn == nil {
-				return
-			}
-			n := reflect.New(d.Type()).Elem()
-			n.Set(d)
-			fn(n.Addr().UnsafePointer())
-			i.Set(n)
-		}
+		return interfaceFunc(t, building)
 	default:
 		// Bools, numbers and strings; and channels, functions and unsafe
 		// pointers, which encoding/json does not decode: shared.
 		return nil
+	}
+}
+
+// structFunc is newFunc for t of kind Struct: a struct copies the fields
+// that hold heap memory, each in place.
+func structFunc(t reflect.Type, building map[reflect.Type]*cell) Func {
+	if t == timeType {
+		return nil
+	}
+	var offs []uintptr
+	var fns []Func
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if fn := build(f.Type, building); fn != nil {
+			offs = append(offs, f.Offset)
+			fns = append(fns, fn)
+		}
+	}
+	if len(fns) == 0 {
+		return nil
+	}
+	return func(p unsafe.Pointer) {
+		for i, fn := range fns {
+			fn(unsafe.Add(p, offs[i]))
+		}
+	}
+}
+
+// arrayFunc is newFunc for t of kind Array: an array copies each element in
+// place.
+func arrayFunc(t reflect.Type, building map[reflect.Type]*cell) Func {
+	fn := build(t.Elem(), building)
+	if fn == nil || t.Len() == 0 {
+		return nil
+	}
+	n, size := t.Len(), t.Elem().Size()
+	return func(p unsafe.Pointer) {
+		for i := range n {
+			fn(unsafe.Add(p, uintptr(i)*size))
+		}
+	}
+}
+
+// pointerFunc is newFunc for t of kind Pointer: a pointer gets a new
+// pointee, a copy of the old one.
+func pointerFunc(t reflect.Type, building map[reflect.Type]*cell) Func {
+	elem := t.Elem()
+	fn := build(elem, building)
+	return func(p unsafe.Pointer) {
+		pp := (*unsafe.Pointer)(p)
+		if *pp == nil {
+			return
+		}
+		n := reflect.New(elem)
+		n.Elem().Set(reflect.NewAt(elem, *pp).Elem())
+		if fn != nil {
+			fn(n.UnsafePointer())
+		}
+		*pp = n.UnsafePointer()
+	}
+}
+
+// sliceFunc is newFunc for t of kind Slice: a slice gets a new array holding
+// copies of its elements.
+func sliceFunc(t reflect.Type, building map[reflect.Type]*cell) Func {
+	elem := t.Elem()
+	fn := build(elem, building)
+	size := elem.Size()
+	switch {
+	case fn == nil && elem.Kind() == reflect.String:
+		// The most common case, without reflection: the layout of
+		// a []string, whatever the names of its types.
+		return func(p unsafe.Pointer) {
+			s := (*[]string)(p)
+			if cap(*s) > 0 {
+				*s = slices.Clone((*s)[:len(*s):len(*s)])
+			}
+		}
+	case !HoldsHeap(elem):
+		// Elements without pointers: their bytes, in memory the
+		// garbage collector need not scan.
+		return func(p unsafe.Pointer) {
+			s := (*sliceHeader)(p)
+			if s.cap == 0 {
+				return
+			}
+			b := make([]byte, uintptr(s.len)*size)
+			copy(b, unsafe.Slice((*byte)(s.data), len(b)))
+			s.data, s.cap = unsafe.Pointer(unsafe.SliceData(b)), s.len
+		}
+	}
+	return func(p unsafe.Pointer) {
+		s := reflect.NewAt(t, p).Elem()
+		if s.Cap() == 0 {
+			return // nil, or empty without room: nothing can be written through it
+		}
+		n := reflect.MakeSlice(t, s.Len(), s.Len())
+		reflect.Copy(n, s)
+		if fn != nil {
+			base := n.UnsafePointer()
+			for i := range n.Len() {
+				fn(unsafe.Add(base, uintptr(i)*size))
+			}
+		}
+		s.Set(n)
+	}
+}
+
+// mapFunc is newFunc for t of kind Map: a map gets a new map holding copies
+// of its values.
+func mapFunc(t reflect.Type, building map[reflect.Type]*cell) Func {
+	elem := t.Elem()
+	fn := build(elem, building)
+	return func(p unsafe.Pointer) {
+		m := reflect.NewAt(t, p).Elem()
+		if m.IsNil() {
+			return
+		}
+		n := reflect.MakeMapWithSize(t, m.Len())
+		k, v := reflect.New(t.Key()).Elem(), reflect.New(elem).Elem()
+		for it := m.MapRange(); it.Next(); {
+			k.SetIterKey(it)
+			v.SetIterValue(it)
+			if fn != nil {
+				fn(v.Addr().UnsafePointer())
+			}
+			n.SetMapIndex(k, v)
+		}
+		m.Set(n)
+	}
+}
+
+// interfaceFunc is newFunc for t of kind Interface: an interface gets a copy
+// of its dynamic value.
+func interfaceFunc(t reflect.Type, building map[reflect.Type]*cell) Func {
+	return func(p unsafe.Pointer) {
+		i := reflect.NewAt(t, p).Elem()
+		if i.IsNil() {
+			return
+		}
+		d := i.Elem()
+		if d.Kind() <= reflect.Complex128 || d.Kind() == reflect.String {
+			return // what encoding/json puts in an interface most: nothing to copy
+		}
+		fn := For(d.Type())
+		if fn == nil {
+			return
+		}
+		n := reflect.New(d.Type()).Elem()
+		n.Set(d)
+		fn(n.Addr().UnsafePointer())
+		i.Set(n)
 	}
 }
 
