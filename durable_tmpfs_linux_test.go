@@ -36,7 +36,7 @@ func freeBytes(t *testing.T, dir string) int64 {
 	t.Helper()
 	var st syscall.Statfs_t
 	require.NoError(t, syscall.Statfs(dir, &st))
-	return int64(st.Bavail) * st.Bsize
+	return int64(st.Bavail) * int64(st.Bsize) // Bsize is an int32 on 32-bit platforms
 }
 
 // TestDurableTmpfsFullConcurrentWriters is TestDurableDiskFullConcurrentWriters

@@ -118,4 +118,4 @@ func skipSpace(s []byte, i int) int {
 }
 
 // wsBits has bit c set for each JSON whitespace byte c.
-const wsBits = 1<<' ' | 1<<'\n' | 1<<'\r' | 1<<'\t'
+const wsBits uint64 = 1<<' ' | 1<<'\n' | 1<<'\r' | 1<<'\t'

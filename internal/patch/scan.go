@@ -36,7 +36,7 @@ func unexpected(b []byte, i int) *syntaxError {
 }
 
 // wsBits has bit c set for each JSON whitespace byte c.
-const wsBits = 1<<' ' | 1<<'\n' | 1<<'\r' | 1<<'\t'
+const wsBits uint64 = 1<<' ' | 1<<'\n' | 1<<'\r' | 1<<'\t'
 
 func isWS(c byte) bool { return c <= ' ' && wsBits>>c&1 != 0 }
 
