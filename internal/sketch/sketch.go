@@ -102,25 +102,36 @@ func (s *Sketch) Increment(h uint64) {
 	}
 }
 
-// Count counts one use of h, and reports whether any counter grew. It does
-// not age the sketch: the caller ages it by the uses it counts (Age). The
-// four counters are written out, not looped over (see counter): a third
-// of the instructions.
+// Count counts one use of h, and reports whether its estimate grew (it
+// does unless it is 15). It does not age the sketch: the caller ages it by
+// the uses it counts (Age). It adds one only to those of h's four counters
+// that hold its estimate, the least (conservative update, Estan and
+// Varghese, SIGCOMM 2002): a counter that other keys raised above h's
+// count stays where they put it, so that they raise each other's
+// estimates less. The four counters are written out, not looped over (see
+// counter): a third of the instructions.
 func (s *Sketch) Count(h uint64) bool {
 	b, c := s.block(h)
-	g0 := inc(&b[c&1], c>>1&15<<2)
-	g1 := inc(&b[c>>8&1+2], c>>9&15<<2)
-	g2 := inc(&b[c>>16&1+4], c>>17&15<<2)
-	g3 := inc(&b[c>>24&1+6], c>>25&15<<2)
-	return g0|g1|g2|g3 != 0
+	w0, w1, w2, w3 := &b[c&1], &b[c>>8&1+2], &b[c>>16&1+4], &b[c>>24&1+6]
+	s0, s1, s2, s3 := c>>1&15<<2, c>>9&15<<2, c>>17&15<<2, c>>25&15<<2
+	v0, v1, v2, v3 := *w0>>s0&15, *w1>>s1&15, *w2>>s2&15, *w3>>s3&15
+	m := min(v0, v1, v2, v3)
+	if m == 15 {
+		return false
+	}
+	*w0 += least(v0, m) << s0
+	*w1 += least(v1, m) << s1
+	*w2 += least(v2, m) << s2
+	*w3 += least(v3, m) << s3
+	return true
 }
 
-// inc adds one to the counter at shift sh of *w unless it is 15, and
-// returns 1 if it did, else 0.
-func inc(w *uint64, sh uint64) uint64 {
-	g := (*w>>sh&15+1)>>4 ^ 1 // 0 when the counter is 15
-	*w += g << sh
-	return g
+// least returns 1 if the counter v holds the estimate m, else 0.
+func least(v, m uint64) uint64 {
+	if v == m {
+		return 1
+	}
+	return 0
 }
 
 // Age counts n uses toward the next halving, and halves when they reach

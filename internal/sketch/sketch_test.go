@@ -88,9 +88,9 @@ func TestSketchSmall(t *testing.T) {
 }
 
 // TestCountersAsPlaced checks that Count and Estimate, which write the
-// four counters out, use the counters counter places: Count adds one to
-// each of them that is below 15 and to nothing else, and Estimate is their
-// least.
+// four counters out, use the counters counter places: Estimate is their
+// least, and Count adds one to each of them that holds it, unless it is 15,
+// and to nothing else (conservative update).
 func TestCountersAsPlaced(t *testing.T) {
 	var s Sketch
 	s.Ensure(1 << 10)
@@ -109,7 +109,7 @@ func TestCountersAsPlaced(t *testing.T) {
 		expect := before
 		anyGrew := false
 		for i := range uint(4) {
-			if w, sh := counter(&expect, c, i); *w>>sh&15 < 15 {
+			if w, sh := counter(&expect, c, i); want < 15 && *w>>sh&15 == want {
 				*w += 1 << sh
 				anyGrew = true
 			}
