@@ -36,19 +36,9 @@ func (d *durable) load(c *Collection, policy SyncPolicy) error {
 		}
 		found = true
 	}
-	var replay []uint64
-	for _, n := range logs {
-		if n >= base {
-			replay = append(replay, n)
-		}
-	}
-	if found && (len(replay) == 0 || replay[0] != base) {
-		return d.corrupt(fileName(base, wal.KindLog), 0, "missing: the snapshot needs it")
-	}
-	for i, n := range replay {
-		if n != replay[0]+uint64(i) {
-			return d.corrupt(fileName(replay[0]+uint64(i), wal.KindLog), 0, "missing: logs "+strconv.FormatUint(replay[0], 10)+" to "+strconv.FormatUint(n, 10)+" must all be there")
-		}
+	replay, err := d.logsAfter(logs, base, found)
+	if err != nil {
+		return err
 	}
 	// The change feed reads the logs before the snapshot; replayLog
 	// hands it the groups of the others.
@@ -87,31 +77,61 @@ func (d *durable) load(c *Collection, policy SyncPolicy) error {
 		// 2^33 of them a shard).
 		c.resumeEtags(etag + 1<<40)
 	}
-	var f vfs.File
-	size := int64(len(d.preamble))
 	if len(replay) == 0 {
-		if f, err = d.createLog(base); err != nil {
-			return err
-		}
 		last.num = base
-	} else {
-		if f, size, err = d.continueLog(last); err != nil {
-			return err
-		}
-		if f == nil {
-			// A log without commit groups, written by an earlier
-			// version: the writes go on in a new one.
-			last.num++
-			if f, err = d.createLog(last.num); err != nil {
-				return err
-			}
-		}
-		d.torn = last.torn
 	}
-	d.log = newLogWriter(f, last.num, size, policy, seq)
+	f, num, size, err := d.appendTo(last, len(replay) > 0)
+	if err != nil {
+		return err
+	}
+	d.log = newLogWriter(f, num, size, policy, seq)
 	d.log.preamble = int64(len(d.preamble))
 	d.setCompactAt(snapSize)
 	return nil
+}
+
+// logsAfter returns the logs load replays: those of logs from base, the
+// newest snapshot's number, on, which must follow each other with none
+// missing, and start at base if there is a snapshot (snap).
+func (d *durable) logsAfter(logs []uint64, base uint64, snap bool) ([]uint64, error) {
+	var replay []uint64
+	for _, n := range logs {
+		if n >= base {
+			replay = append(replay, n)
+		}
+	}
+	if snap && (len(replay) == 0 || replay[0] != base) {
+		return nil, d.corrupt(fileName(base, wal.KindLog), 0, "missing: the snapshot needs it")
+	}
+	for i, n := range replay {
+		if n != replay[0]+uint64(i) {
+			return nil, d.corrupt(fileName(replay[0]+uint64(i), wal.KindLog), 0, "missing: logs "+strconv.FormatUint(replay[0], 10)+" to "+strconv.FormatUint(n, 10)+" must all be there")
+		}
+	}
+	return replay, nil
+}
+
+// appendTo returns the log the writes go on in, its number and its size:
+// last, the last log replayed (replayed says there was one), continued;
+// or a new one, numbered last.num when there was none to replay, or after
+// last when last has no commit groups.
+func (d *durable) appendTo(last replayed, replayed bool) (vfs.File, uint64, int64, error) {
+	if !replayed {
+		f, err := d.createLog(last.num)
+		return f, last.num, int64(len(d.preamble)), err
+	}
+	f, size, err := d.continueLog(last)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	d.torn = last.torn
+	if f == nil {
+		// A log without commit groups, written by an earlier
+		// version: the writes go on in a new one.
+		f, err = d.createLog(last.num + 1)
+		return f, last.num + 1, int64(len(d.preamble)), err
+	}
+	return f, last.num, size, nil
 }
 
 // continueLog opens the last log, last, for appending: it cuts its torn
