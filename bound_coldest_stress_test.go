@@ -30,6 +30,9 @@ func TestCheckInvariantsWhileSweeping(t *testing.T) {
 	if raceEnabled {
 		rounds = 4
 	}
+	if ttlstore.RaceRepeat(t) {
+		rounds = 1 // the repeats of -count under -race (see RaceRepeat)
+	}
 	for round := range rounds {
 		c, clk := newCollection(t, ttlstore.Options{
 			DefaultTTL:   ttlstore.TTL(-1), // the ttl of each document applies

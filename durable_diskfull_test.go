@@ -29,6 +29,9 @@ func TestDurableDiskFullConcurrentWriters(t *testing.T) {
 	if raceEnabled {
 		levels = 12
 	}
+	if ttlstore.RaceRepeat(t) {
+		levels = 4 // the repeats of -count under -race (see RaceRepeat)
+	}
 	for _, policy := range []ttlstore.SyncPolicy{ttlstore.SyncAlways, ttlstore.SyncEverySecond, ttlstore.SyncNever} {
 		t.Run(policy.String(), func(t *testing.T) {
 			for level := range levels {

@@ -140,6 +140,9 @@ func TestDurableCleanUpRemovesOnlyItsOwnFiles(t *testing.T) {
 // directory loads after a crash to what was acknowledged. A later Compact
 // succeeds.
 func TestDurableCompactWriteBackFails(t *testing.T) {
+	if ttlstore.RaceRepeat(t) {
+		t.Skip("deterministic, one goroutine: checked by the first run")
+	}
 	for _, nth := range []int{1, 2, 3} {
 		t.Run(fmt.Sprintf("writeback=%d", nth), func(t *testing.T) {
 			fsys := vfs.NewMemFS()
@@ -193,6 +196,9 @@ func TestDurableCompactWriteBackFails(t *testing.T) {
 // first), the cut-down stale snapshot is left beside the new one, and the
 // directory still loads to the same documents, Open removing it.
 func TestDurableCompactTrimsBigStaleSnapshot(t *testing.T) {
+	if ttlstore.RaceRepeat(t) {
+		t.Skip("deterministic, one goroutine: checked by the first run")
+	}
 	fsys := vfs.NewMemFS()
 	clk := newMock()
 	c, err := openMem(t, fsys, clk, ttlstore.SyncNever, 1<<40)

@@ -167,12 +167,16 @@ func TestDurableLocked(t *testing.T) {
 }
 
 // crashSeeds is how many random histories the crash test runs:
-// TTLSTORE_CRASH_SEEDS, or a CI-sized default.
+// TTLSTORE_CRASH_SEEDS, or a CI-sized default (smaller under -race, and
+// smaller again on the repeats of -count there). Call it once a test.
 func crashSeeds(t *testing.T) int {
 	if s := os.Getenv("TTLSTORE_CRASH_SEEDS"); s != "" {
 		n, err := strconv.Atoi(s)
 		require.NoError(t, err)
 		return n
+	}
+	if ttlstore.RaceRepeat(t) {
+		return 10 // the repeats of -count under -race (see RaceRepeat)
 	}
 	if raceEnabled {
 		return 25 // so that -race -count=20 fits go test's default timeout
@@ -548,7 +552,7 @@ func TestDurableRestartChain(t *testing.T) {
 	// The race it found shows in about 1 run of 600; under -race (60
 	// crash seeds) fewer, so that -race -count=20 fits go test's default
 	// timeout: the model test's durable machines cover it there too.
-	seeds := 2 * crashSeeds(t)
+	seeds := 2 * crashSeeds(t) // fewer on the repeats of -count under -race
 	for seed := range seeds {
 		restartChain(t, uint64(seed))
 	}
