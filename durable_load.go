@@ -112,11 +112,11 @@ func (d *durable) logsAfter(logs []uint64, base uint64, snap bool) ([]uint64, er
 }
 
 // appendTo returns the log the writes go on in, its number and its size:
-// last, the last log replayed (replayed says there was one), continued;
+// last, the last log replayed (haveLast says there was one), continued;
 // or a new one, numbered last.num when there was none to replay, or after
 // last when last has no commit groups.
-func (d *durable) appendTo(last replayed, replayed bool) (vfs.File, uint64, int64, error) {
-	if !replayed {
+func (d *durable) appendTo(last replayed, haveLast bool) (vfs.File, uint64, int64, error) {
+	if !haveLast {
 		f, err := d.createLog(last.num)
 		return f, last.num, int64(len(d.preamble)), err
 	}
