@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -109,31 +110,36 @@ func typedStores(b testing.TB) {
 		if _, err := c.Upsert(d.Docs[i]); err != nil {
 			b.Fatal(err)
 		}
-		v, err := f.flat.Read(id)
-		if err != nil {
-			b.Fatal(err)
-		}
-		f.oflat.Set(id, v)
-		s, err := f.slice.Read(id)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(s.Tags) != 2 {
-			b.Fatalf("%s: tags %q", id, s.Tags)
-		}
-		f.oslice.Set(id, s)
-		m, err := f.tmap.Read(id)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if len(m.Address) != 3 {
-			b.Fatalf("%s: address %q", id, m.Address)
-		}
-		f.omap.Set(id, m)
+		copyTyped(b, f.flat, f.oflat, id, func(typedFlat) string { return "" })
+		copyTyped(b, f.slice, f.oslice, id, func(v typedSlice) string {
+			if len(v.Tags) != 2 {
+				return fmt.Sprintf("tags %q", v.Tags)
+			}
+			return ""
+		})
+		copyTyped(b, f.tmap, f.omap, id, func(v typedMap) string {
+			if len(v.Address) != 3 {
+				return fmt.Sprintf("address %q", v.Address)
+			}
+			return ""
+		})
 	}
 	if f.flat.CacheLen() != n100k || f.slice.CacheLen() != n100k || f.tmap.CacheLen() != n100k {
 		b.Fatalf("cached %d, %d and %d values, want %d", f.flat.CacheLen(), f.slice.CacheLen(), f.tmap.CacheLen(), n100k)
 	}
+}
+
+// copyTyped reads id through view, checks it (wrong says what is wrong,
+// "" if nothing), and stores it in the otter cache o.
+func copyTyped[T any](b testing.TB, view *ttlstore.Typed[T], o *otter.Cache[string, T], id string, wrong func(T) string) {
+	v, err := view.Read(id)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if w := wrong(v); w != "" {
+		b.Fatalf("%s: %s", id, w)
+	}
+	o.Set(id, v)
 }
 
 // typedReaders are the reads the typed workloads compare, each reporting
