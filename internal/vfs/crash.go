@@ -14,6 +14,12 @@ package vfs
 // synced bytes exactly. Only files reachable through synced entries are
 // drawn for, in the order of a depth-first walk by sorted names, each inode
 // once, so one seed gives one outcome.
+//
+// A file with a preallocated zero tail (an Appender's; see inode) is judged
+// without it: the appends an Appender copied over its zero tail since the
+// last Sync are an unsynced tail like any other, and the file keeps at
+// least its synced size, the rest of it zero bytes, as a file system that
+// persisted the preallocation at the Sync would.
 
 import (
 	"bytes"
@@ -31,7 +37,7 @@ import (
 // torn part of them, as written at the top of crash.go; otherwise nothing
 // unsynced survives.
 //
-// The new MemFS holds no locks and has no hook; it keeps m's capacity, and
+// The new MemFS holds no locks and has no hook; it keeps m's capacity and preallocation, and
 // its Ops starts at 0. From now on every call on m, its Files and its locks
 // fails with ErrCrashed, so goroutines of the dead process cannot touch the
 // new one. Crash panics if m is already dead: a test that crashes twice
@@ -52,7 +58,10 @@ func (m *MemFS) Crash(rng *rand.Rand, tear bool) *MemFS {
 		if !n.isDir {
 			data := bytes.Clone(n.synced)
 			if rng != nil {
-				data = append(data, tornTail(rng, n.synced, n.data)...)
+				data = append(data, tornTail(rng, n.synced, n.data[:int64(len(n.data))-n.zeros])...)
+			}
+			if pad := int64(len(n.synced)) + n.syncedZeros - int64(len(data)); pad > 0 {
+				data = append(data, make([]byte, pad)...) // the synced size
 			}
 			c := &inode{data: data, synced: data[:len(data):len(data)]}
 			copies[n] = c
@@ -67,7 +76,7 @@ func (m *MemFS) Crash(rng *rand.Rand, tear bool) *MemFS {
 		}
 		return c
 	}
-	return &MemFS{root: cp(m.root), capacity: m.capacity, locks: map[string]bool{}}
+	return &MemFS{root: cp(m.root), capacity: m.capacity, prealloc: m.prealloc, locks: map[string]bool{}}
 }
 
 // tornTail returns what a crash keeps of the bytes current appended after
@@ -93,7 +102,7 @@ func tornTail(rng *rand.Rand, synced, current []byte) []byte {
 // of it afterwards still loses what was never synced.
 //
 // The new MemFS holds no locks (the kernel drops a dead process's locks)
-// and has no hook; it keeps m's capacity, and its Ops starts at 0. Kill
+// and has no hook; it keeps m's capacity and preallocation, and its Ops starts at 0. Kill
 // panics if m is already dead.
 func (m *MemFS) Kill() *MemFS {
 	m.mu.Lock()
@@ -106,7 +115,8 @@ func (m *MemFS) Kill() *MemFS {
 			return c
 		}
 		if !n.isDir {
-			c := &inode{data: bytes.Clone(n.data), synced: bytes.Clone(n.synced)}
+			c := &inode{data: bytes.Clone(n.data), synced: bytes.Clone(n.synced),
+				zeros: n.zeros, syncedZeros: n.syncedZeros}
 			copies[n] = c
 			return c
 		}
@@ -120,7 +130,7 @@ func (m *MemFS) Kill() *MemFS {
 		}
 		return c
 	}
-	return &MemFS{root: cp(m.root), capacity: m.capacity, locks: map[string]bool{}}
+	return &MemFS{root: cp(m.root), capacity: m.capacity, prealloc: m.prealloc, locks: map[string]bool{}}
 }
 
 // dieLocked marks m dead, or panics if it already is. m.mu must be held.
@@ -149,14 +159,19 @@ func (m *MemFS) Corrupt(name string, off int64, xor byte) error {
 	if err != nil {
 		return err
 	}
-	if off < 0 || (off >= int64(len(n.data)) && off >= int64(len(n.synced))) {
+	if off < 0 || (off >= int64(len(n.data)) && off >= int64(len(n.synced))+n.syncedZeros) {
 		return pathErr(op, name, fs.ErrInvalid)
 	}
 	// Copy both: they may share an array (see inode), which must not
-	// change in place.
+	// change in place. A flip in a zero tail ends the tail after it.
+	if n.syncedZeros > 0 {
+		n.synced = append(bytes.Clone(n.synced), make([]byte, n.syncedZeros)...)
+		n.syncedZeros = 0
+	}
 	if off < int64(len(n.data)) {
 		n.data = bytes.Clone(n.data)
 		n.data[off] ^= xor
+		n.zeros = min(n.zeros, int64(len(n.data))-off-1)
 	}
 	if off < int64(len(n.synced)) {
 		n.synced = bytes.Clone(n.synced)

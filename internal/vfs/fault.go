@@ -31,6 +31,7 @@ const (
 	OpSyncDir              // FS.SyncDir
 	OpLock                 // FS.Lock
 	OpWriteBack            // File.WriteBack
+	OpAllocate             // Appender.Append extending the file (fallocate)
 )
 
 var opNames = [...]string{
@@ -50,6 +51,7 @@ var opNames = [...]string{
 	OpSyncDir:    "syncdir",
 	OpLock:       "lock",
 	OpWriteBack:  "writeback",
+	OpAllocate:   "allocate",
 }
 
 // String returns the operation's name in lower case, such as "write", or

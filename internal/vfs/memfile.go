@@ -118,6 +118,7 @@ func (f *memFile) appendLocked(p []byte) (int, error) {
 		err = pathErr("write", f.name, syscall.ENOSPC)
 	}
 	f.n.data = append(f.n.data, p...)
+	f.n.zeros = 0 // what an Appender preallocated is now inside the file
 	f.pos = int64(len(f.n.data))
 	return len(p), err
 }
@@ -132,7 +133,9 @@ func (f *memFile) Sync() error {
 		return err
 	}
 	// Sharing the array is safe: see the comment on inode.
-	f.n.synced = f.n.data[:len(f.n.data):len(f.n.data)]
+	n := f.n
+	k := int64(len(n.data)) - n.zeros
+	n.synced, n.syncedZeros = n.data[:k:k], n.zeros
 	return nil
 }
 
@@ -157,18 +160,26 @@ func (f *memFile) Truncate(size int64) error {
 	if size < 0 || !f.writable {
 		return pathErr("truncate", f.name, syscall.EINVAL)
 	}
-	cur := int64(len(f.n.data))
+	if size > int64(len(f.n.data)) && f.fs.roomLocked() < size-int64(len(f.n.data)) {
+		return pathErr("truncate", f.name, syscall.ENOSPC)
+	}
+	f.n.cutLocked(size)
+	return nil
+}
+
+// cutLocked cuts the current bytes to size, or extends them with zero bytes
+// (the caller checked the capacity). The fs.mu of n's MemFS must be held.
+func (n *inode) cutLocked(size int64) {
+	cur := int64(len(n.data))
 	switch {
 	case size < cur:
 		// Copy, never cut in place: the synced bytes may share the array.
-		f.n.data = bytes.Clone(f.n.data[:size])
+		n.data = bytes.Clone(n.data[:size])
+		n.zeros = max(n.zeros-(cur-size), 0)
 	case size > cur:
-		if f.fs.roomLocked() < size-cur {
-			return pathErr("truncate", f.name, syscall.ENOSPC)
-		}
-		f.n.data = append(f.n.data, make([]byte, size-cur)...)
+		n.data = append(n.data, make([]byte, size-cur)...)
+		n.zeros += size - cur
 	}
-	return nil
 }
 
 // Size returns the length of the current bytes.

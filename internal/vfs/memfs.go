@@ -28,6 +28,8 @@ package vfs
 //     returns an error wrapping ErrCrashed.
 //   - Faults (fault.go): a hook, called before every operation, can fail
 //     it; a capacity makes writes fail with ENOSPC.
+//   - Appenders (memmap.go) write a file in place, over zero bytes they
+//     preallocated, which the file holds until the Appender is closed.
 //
 // Names are cleaned with path.Clean and taken from the root: "a/b", "/a/b"
 // and "./a//b" are the same file, and ".." stops at the root. The root
@@ -73,6 +75,7 @@ type MemFS struct {
 	dead     bool                   // set by Crash and Kill
 	hook     func(Op, string) error // nil: no faults
 	capacity int64                  // 0: unlimited
+	prealloc int64                  // what an Appender preallocates ahead; see SetPreallocation
 	ops      int64                  // operations that reached the hook
 	locks    map[string]bool        // cleaned names of the held locks
 }
@@ -81,12 +84,18 @@ type MemFS struct {
 // synced its synced bytes; a directory's entries are its current entries and
 // syncedEntries its synced ones.
 //
-// The bytes of data below len(data) are never modified in place (Truncate
-// to a smaller size copies), so Sync can share data's array with synced
-// instead of copying: later appends write only past len(synced).
+// The bytes of data below len(data)-zeros are never modified in place
+// (Truncate to a smaller size copies), so Sync can share data's array with
+// synced instead of copying: later appends write only past len(synced).
+// The last zeros bytes of data are zero bytes that an Appender preallocated
+// (memmap.go) or Truncate added, and that nothing has written since: an
+// Appender writes them in place. Sync keeps them out of synced and counts
+// them in syncedZeros: the file a crash keeps is synced followed by
+// syncedZeros zero bytes.
 type inode struct {
 	isDir                  bool
 	data, synced           []byte
+	zeros, syncedZeros     int64
 	entries, syncedEntries map[string]*inode
 }
 
@@ -208,7 +217,7 @@ func (m *MemFS) Create(name string) (File, error) {
 	case n.isDir:
 		return nil, pathErr(op, name, syscall.EISDIR)
 	default:
-		n.data = nil
+		n.data, n.zeros = nil, 0
 	}
 	return &memFile{fs: m, n: n, name: name, writable: true}, nil
 }

@@ -742,8 +742,8 @@ func TestOpString(t *testing.T) {
 		vfs.OpTruncate: "truncate", vfs.OpSize: "size", vfs.OpClose: "close",
 		vfs.OpRename: "rename", vfs.OpRemove: "remove", vfs.OpMkdirAll: "mkdirall",
 		vfs.OpList: "list", vfs.OpSyncDir: "syncdir", vfs.OpLock: "lock",
-		vfs.OpWriteBack: "writeback",
-		vfs.Op(200):     "Op(200)",
+		vfs.OpWriteBack: "writeback", vfs.OpAllocate: "allocate",
+		vfs.Op(200): "Op(200)",
 	}
 	for op, s := range want {
 		assert.Equal(t, s, op.String())

@@ -1,0 +1,52 @@
+package vfs
+
+// Appending through a shared memory mapping: an optional capability of a
+// File, for a log whose appends must reach the operating system (so that
+// kill -9 keeps them) without a system call each.
+//
+// The file is preallocated ahead of the appends (fallocate(2) on Linux), so
+// it has a tail of zero bytes after what was appended until the Appender is
+// closed, which cuts it; a reader of such a file must take trailing zero
+// bytes for the end of the data. Because the preallocation, not a page
+// fault, is what meets a full disk, a full disk is an error from Append
+// (wrapping syscall.ENOSPC, with nothing of the append written), never a
+// SIGBUS.
+//
+// What an Append copied is in the page cache, as what write(2) hands the
+// kernel is: it survives the death of the process, and File.Sync (fdatasync,
+// which on Linux writes back the pages dirtied through a mapping as msync
+// does) makes it durable. MemFS models the same: Kill keeps what was
+// appended, Crash only what was synced (or a torn part of the rest).
+
+// Mapper is implemented by a File that can append through a shared memory
+// mapping: the OS's files on Linux (amd64, arm64) and MemFS's files. Other
+// platforms' files do not implement it; a caller then appends with Write.
+type Mapper interface {
+	// MapAppend returns an Appender that appends to the file from
+	// offset off, which should be its size. While the Appender is open,
+	// the file must grow only through it: Write and Truncate of the file
+	// break it. Sync, reads and Size go on as for any File (Size counts
+	// the preallocated tail).
+	MapAppend(off int64) (Appender, error)
+}
+
+// Appender appends to a file through a shared memory mapping of its
+// preallocated tail; see Mapper. It is not safe for concurrent use.
+type Appender interface {
+	// Append copies p to the file at Offset and moves Offset past it.
+	// When the preallocated tail is too short, Append first extends the
+	// file (fallocate(2)) and maps the extension; if that fails, as on a
+	// full disk (an error wrapping syscall.ENOSPC), nothing of p is
+	// written and the Appender stays usable. After the file system is
+	// gone (MemFS: ErrCrashed) or the Appender is closed (fs.ErrClosed),
+	// Append writes nothing.
+	Append(p []byte) error
+	// Offset returns where the next Append writes: the file's size
+	// without its preallocated tail.
+	Offset() int64
+	// Close cuts the file to Offset, removing the preallocated tail, and
+	// unmaps it; the File stays open. The cut is durable after the next
+	// Sync. Later calls of Append fail with fs.ErrClosed; a second Close
+	// does nothing.
+	Close() error
+}

@@ -1,0 +1,140 @@
+package vfs_test
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"math/rand/v2"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ttlstore/ttlstore/internal/vfs"
+)
+
+// mapAppend opens an Appender of a new file "log" of m holding head, synced.
+func mapAppend(t *testing.T, m *vfs.MemFS, head string) (vfs.File, vfs.Appender) {
+	t.Helper()
+	f := create(t, m, "log", head, true)
+	require.NoError(t, m.SyncDir("/"))
+	a, err := f.(vfs.Mapper).MapAppend(int64(len(head)))
+	require.NoError(t, err)
+	return f, a
+}
+
+// bytesOf returns the contents of name in fsys.
+func bytesOf(t *testing.T, fsys vfs.FS, name string) []byte {
+	t.Helper()
+	return []byte(readFile(t, fsys, name))
+}
+
+// withZeros is s followed by n zero bytes.
+func withZeros(s string, n int) []byte { return append([]byte(s), make([]byte, n)...) }
+
+// An Appender writes in place over the zero tail it preallocates; Close
+// cuts the tail. Kill keeps every append, synced or not; Crash keeps what
+// was synced, at the size synced, and no more.
+func TestMemFSAppender(t *testing.T) {
+	m := vfs.NewMemFS()
+	m.SetPreallocation(16)
+	f, a := mapAppend(t, m, "head")
+	require.NoError(t, a.Append([]byte("one")))
+	assert.Equal(t, withZeros("headone", 13), bytesOf(t, m, "log"), "16 bytes preallocated past the old end")
+	require.NoError(t, f.Sync())
+	require.NoError(t, a.Append([]byte("two")))
+	assert.Equal(t, int64(10), a.Offset())
+	size, err := f.Size()
+	require.NoError(t, err)
+	assert.Equal(t, int64(20), size, "Size counts the zero tail")
+
+	killed := m.Kill()
+	assert.Equal(t, withZeros("headonetwo", 10), bytesOf(t, killed, "log"), "kill -9 keeps every append")
+	crashed := killed.Crash(nil, false)
+	assert.Equal(t, withZeros("headone", 13), bytesOf(t, crashed, "log"), "power loss keeps what was synced, at its synced size")
+	assert.ErrorIs(t, a.Append([]byte("x")), vfs.ErrCrashed)
+
+	// Close cuts the zero tail; Sync makes the cut durable.
+	m = vfs.NewMemFS()
+	m.SetPreallocation(16)
+	f, a = mapAppend(t, m, "head")
+	require.NoError(t, a.Append([]byte("one")))
+	require.NoError(t, f.Sync())
+	require.NoError(t, a.Close())
+	require.NoError(t, a.Close(), "a second Close does nothing")
+	assert.ErrorIs(t, a.Append([]byte("x")), fs.ErrClosed)
+	assert.Equal(t, []byte("headone"), bytesOf(t, m, "log"))
+	require.NoError(t, f.Sync())
+	assert.Equal(t, []byte("headone"), bytesOf(t, m.Crash(nil, false), "log"))
+}
+
+// An append that is not synced can be torn by a crash, as an unsynced
+// Write can, though it overwrote preallocated zeros rather than extend the
+// file: the crash keeps a prefix of it, within the synced size's zeros.
+func TestMemFSAppenderCrashTear(t *testing.T) {
+	seen := map[string]bool{}
+	for seed := range uint64(200) {
+		m := vfs.NewMemFS()
+		m.SetPreallocation(64)
+		f, a := mapAppend(t, m, "head")
+		require.NoError(t, a.Append([]byte("synced")))
+		require.NoError(t, f.Sync())
+		require.NoError(t, a.Append([]byte("unsynced")))
+		got := bytesOf(t, m.Crash(rand.New(rand.NewPCG(seed, 0)), true), "log")
+		require.Len(t, got, 4+64, "the synced size")
+		kept := bytes.TrimRight(got, "\x00")
+		require.True(t, bytes.HasPrefix(kept, []byte("headsynced")), "%q", got)
+		require.True(t, bytes.HasPrefix([]byte("headsyncedunsynced"), kept), "%q is no prefix of the appends", kept)
+		seen[string(kept)] = true
+	}
+	assert.Greater(t, len(seen), 4, "the crash tears the unsynced append at few places")
+}
+
+// Growth is OpAllocate: the hook can fail it, and the capacity bounds it,
+// first to what the append needs, then to nothing; either way nothing of
+// the append is written, and the Appender goes on once there is room.
+func TestMemFSAppenderFull(t *testing.T) {
+	m := vfs.NewMemFS()
+	m.SetPreallocation(100)
+	_, a := mapAppend(t, m, "head")
+	m.SetCapacity(4 + 10) // room for 10 bytes, not for 100
+	require.NoError(t, a.Append([]byte("0123456")), "the append takes what it needs")
+	assert.Equal(t, []byte("head0123456"), bytesOf(t, m, "log"))
+	err := a.Append([]byte("789abc"))
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	assert.Equal(t, []byte("head0123456"), bytesOf(t, m, "log"), "a refused append wrote nothing")
+	require.NoError(t, a.Append([]byte("789")), "what fits still goes")
+
+	injected := errors.New("EIO")
+	m.SetCapacity(0)
+	m.SetHook(func(op vfs.Op, _ string) error {
+		if op == vfs.OpAllocate {
+			return injected
+		}
+		return nil
+	})
+	require.ErrorIs(t, a.Append([]byte("x")), injected)
+	assert.Equal(t, []byte("head0123456789"), bytesOf(t, m, "log"))
+	m.SetHook(nil)
+	require.NoError(t, a.Append([]byte("x")))
+	assert.Equal(t, withZeros("head0123456789x", 99), bytesOf(t, m, "log"))
+}
+
+// A file written behind an Appender's back (Write, Truncate) does not let
+// the Appender change the synced bytes in place.
+func TestMemFSAppenderKeepsSynced(t *testing.T) {
+	m := vfs.NewMemFS()
+	f, a := mapAppend(t, m, "head")
+	require.NoError(t, f.Truncate(2))
+	require.NoError(t, f.Sync())
+	_, err := f.Write([]byte("ad"))
+	require.NoError(t, err)
+	require.NoError(t, f.Sync()) // synced: "head", sharing the array
+	require.NoError(t, a.Append([]byte("XY")), "appends at 4, over nothing")
+	a2, err := f.(vfs.Mapper).MapAppend(2)
+	require.NoError(t, err)
+	require.NoError(t, a2.Append([]byte("ZZ")), "appends at 2, over synced bytes")
+	assert.Equal(t, []byte("heZZXY"), bytesOf(t, m, "log"))
+	assert.Equal(t, []byte("head"), bytesOf(t, m.Crash(nil, false), "log"), "the synced bytes changed in place")
+}
