@@ -135,8 +135,9 @@ func (d *durable) appendTo(last replayed, haveLast bool) (vfs.File, uint64, int6
 }
 
 // continueLog opens the last log, last, for appending: it cuts its torn
-// tail (a torn record, or a group without its recCommit), so that the next
-// group follows the last whole one, and returns it with its size. A log
+// tail (a torn record, or a group without its recCommit) and its
+// preallocated zero tail, so that the next group follows the last whole
+// one, and returns it with its size. A log
 // torn within its preamble, or left empty by a crash right after its
 // creation, starts anew. A log with records but without commit groups is
 // synced and left as it is: continueLog returns a nil File, and the caller
@@ -155,10 +156,10 @@ func (d *durable) continueLog(last replayed) (vfs.File, int64, error) {
 			_, err = f.Write(d.preamble)
 		}
 		size = int64(len(d.preamble))
-	case last.torn > 0:
+	case last.torn > 0 || last.zeros > 0:
 		err = f.Truncate(last.end)
 	}
-	if err == nil && (last.torn > 0 || !last.groups) {
+	if err == nil && (last.torn > 0 || last.zeros > 0 || !last.groups) {
 		err = f.Sync()
 	}
 	if err != nil {
@@ -257,6 +258,7 @@ type replayed struct {
 	num     uint64 // the log's number
 	end     int64  // where its last whole group (or record, in a log without groups) ends
 	torn    int64  // the bytes after end: a torn record, or a group without its recCommit
+	zeros   int64  // and after those, zero bytes: a preallocated tail
 	etag    uint64 // the largest _etag it holds
 	seq     uint64 // the sequence number of its last recCommit; 0 if none
 	groups  bool   // it starts with recLogInfo: its records are in commit groups
@@ -347,6 +349,12 @@ func (d *durable) replayLog(c *Collection, num uint64, fl *feedLoad) (replayed, 
 		}
 	}
 	rp.torn = r.Offset() + r.Torn() - rp.end
+	if r.ZeroTail() {
+		// The preallocated tail of a log appended through a mapping
+		// (vfs.Appender), which the process did not live to cut: not
+		// torn. Whole records before it without their recCommit are.
+		rp.torn, rp.zeros = r.Offset()-rp.end, r.Torn()
+	}
 	return rp, nil
 }
 

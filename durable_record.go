@@ -14,12 +14,15 @@ import (
 //
 // Log files (NNNNNNNNNNNNNNNN.log, wal.KindLog) hold, in the order the writes
 // happened, the records below. A log written by this version starts with
-// recLogInfo and is a sequence of commit groups: the records that one
-// write(2) took to the file, followed by the recCommit that closes them.
-// Replay applies a group only once it has read its recCommit, so a group
-// that a full disk or a crash cut short is never applied, even if some of
-// its records are whole: its writers were told it failed, or were told
-// nothing. Such a tail counts as torn (Stats.TornBytes) and is cut. Logs
+// recLogInfo and is a sequence of commit groups: the records of one commit
+// copied through the log's mapping, or that one write(2) took to the file,
+// followed by the recCommit that closes them. Replay applies a group only
+// once it has read its recCommit, so a group that a full disk or a crash
+// cut short is never applied, even if some of its records are whole: its
+// writers were told it failed, or were told nothing. Such a tail counts as
+// torn (Stats.TornBytes) and is cut. Zero bytes after the last record are
+// not torn: they are the preallocated tail of a log appended through a
+// mapping (vfs.Appender) that was not closed; they are cut too. Logs
 // without recLogInfo (written before commit groups existed) apply each
 // record as it comes.
 //

@@ -1,6 +1,12 @@
 package ttlstore
 
-import "github.com/ttlstore/ttlstore/internal/vfs"
+import (
+	"bytes"
+	"io"
+
+	"github.com/ttlstore/ttlstore/internal/vfs"
+	"github.com/ttlstore/ttlstore/internal/wal"
+)
 
 // CheckInvariants exposes checkInvariants to the black-box tests.
 func (c *Collection) CheckInvariants() error { return c.checkInvariants() }
@@ -38,4 +44,28 @@ func (c *Collection) CompactBetween(between func()) error {
 	}
 	between()
 	return d.publish(c, num, seq)
+}
+
+// LogEnds returns the offsets at which the records of the log file data
+// end, and those at which its commit groups end (each right after its
+// recCommit), for tests that cut a log where a write's group ends: the
+// size of a log appended through a mapping is not its size while the
+// collection is open.
+func LogEnds(data []byte) (records, groups []int64, err error) {
+	r, err := wal.NewReader(bytes.NewReader(data), int64(len(data)), wal.KindLog, maxRecord)
+	if err != nil {
+		return nil, nil, err
+	}
+	for {
+		typ, _, err := r.Next()
+		if err == io.EOF {
+			return records, groups, nil
+		} else if err != nil {
+			return nil, nil, err
+		}
+		records = append(records, r.Offset())
+		if typ == recCommit {
+			groups = append(groups, r.Offset())
+		}
+	}
 }

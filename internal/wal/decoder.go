@@ -37,6 +37,7 @@ type Reader struct {
 	max  uint64            // the largest payload length accepted
 	off  int64             // end of the last good record or of the header; 0 if no valid header
 	torn int64             // bytes after off judged torn, once err is io.EOF
+	zero bool              // those bytes are all zero (rules 2 and 3)
 	err  error             // sticky: io.EOF at the end, or the error that stopped Next
 	buf  []byte            // holds a record too big for br's buffer
 	scr  []byte            // scratch for reading a tail that should be zero
@@ -153,6 +154,11 @@ func (r *Reader) next() (byte, []byte, error) {
 		return 0, nil, io.EOF
 	}
 	if rest < RecordHeaderSize { // Rule 2.
+		h, err := r.peek(int(rest))
+		if err != nil {
+			return 0, nil, err
+		}
+		r.zero = isZero(h)
 		return 0, nil, r.tornTail()
 	}
 	h, err := r.peek(RecordHeaderSize)
@@ -167,6 +173,7 @@ func (r *Reader) next() (byte, []byte, error) {
 		if nz >= 0 {
 			return 0, nil, corrupt(r.off, "zeroed record header followed by a non-zero byte at offset %d", nz)
 		}
+		r.zero = true
 		return 0, nil, r.tornTail()
 	}
 	n, typ, sum := le.Uint32(h[0:4]), h[4], le.Uint32(h[5:9])
@@ -369,3 +376,11 @@ func (r *Reader) Offset() int64 { return r.off }
 // 0 at a clean end, before Next has returned io.EOF, and after any other
 // error.
 func (r *Reader) Torn() int64 { return r.torn }
+
+// ZeroTail reports whether the torn tail Torn counts, after a record
+// header or a record, is made of zero bytes only (rules 2 and 3): what a
+// crash leaves when a file system persisted a file's size before its data,
+// and also the preallocated end of a file appended through a memory
+// mapping, which a reader of such files takes for the end of the data, not
+// for damage. It is false when Torn is 0, and for a file without a header.
+func (r *Reader) ZeroTail() bool { return r.zero }

@@ -71,6 +71,9 @@
 //  2. rest is 1 to 8 (too short for a record header): torn.
 //  3. The 9 header bytes are all zero: torn if every byte to the end of the
 //     file is zero too (zero-filled blocks after a crash), else corrupt.
+//     A tail of zero bytes only, here or under rule 2, is also how a file
+//     preallocated ahead of its appends ends (a log appended through a
+//     memory mapping); [Reader.ZeroTail] tells such a tail from others.
 //  4. length is above the Reader's maxPayload: corrupt, wherever the record
 //     is, even at the end of the file. Nothing is allocated for it.
 //  5. The record runs past the end of the file: torn, unless an intact

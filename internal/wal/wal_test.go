@@ -85,6 +85,12 @@ func readAll(t testing.TB, data []byte, kind wal.Kind, maxPayload int) result {
 			if _, _, again := r.Next(); again != err {
 				t.Fatalf("Next after %v returned %v", err, again)
 			}
+			// ZeroTail: a torn tail after a header, of zero bytes only.
+			tail := data[min(res.offset, int64(len(data))):]
+			zero := err == io.EOF && res.offset > 0 && res.torn > 0 && !slices.ContainsFunc(tail, func(b byte) bool { return b != 0 })
+			if r.ZeroTail() != zero {
+				t.Fatalf("ZeroTail %v with Offset %d, Torn %d, error %v", r.ZeroTail(), res.offset, res.torn, err)
+			}
 			return res
 		}
 		res.recs = append(res.recs, rec{typ, slices.Clone(p)})
