@@ -239,7 +239,7 @@ func TestBatchDurable(t *testing.T) {
 	want := shownOf(c).String()
 
 	fsys.SetHook(func(op vfs.Op, _ string) error {
-		if op == vfs.OpWrite {
+		if op == vfs.OpWrite || op == vfs.OpAllocate {
 			return errors.New("EIO")
 		}
 		return nil

@@ -10,9 +10,14 @@ import (
 
 // SyncPolicy says when a durable collection's writes reach stable storage,
 // and so what a crash can lose. Every policy hands each write's record to
-// the operating system (write(2)) before the write returns, so killing the
-// process (kill -9, a panic, an OOM kill) loses no acknowledged write; the
-// policies differ in what a power loss or a kernel crash can lose.
+// the operating system before the write returns, so killing the process
+// (kill -9, a panic, an OOM kill) loses no acknowledged write; the policies
+// differ in what a power loss or a kernel crash can lose. On Linux (amd64,
+// arm64) a record reaches the OS's page cache by a memory copy into a
+// shared mapping of the log, which is preallocated (fallocate) 4 MiB at a
+// time, so a write makes no system call and a full disk is met by the
+// preallocation, as ErrIO; elsewhere, by write(2). An fsync (fdatasync)
+// covers the records either way.
 type SyncPolicy uint8
 
 const (
@@ -50,16 +55,19 @@ func (p SyncPolicy) String() string {
 // syncInterval is how often SyncEverySecond syncs.
 const syncInterval = time.Second
 
-// logWriter appends records to the current log file with group commit:
-// each writer adds its record to a shared buffer and waits; one of the
-// waiters (the leader) writes everything buffered, closed by a recCommit,
-// in one write(2) while the others wait, and likewise one fsync covers
-// every record written before it began. Records are numbered in the order
+// logWriter appends records to the current log file. Where the file can be
+// mapped (vfs.Mapper), each commit copies its records, closed by a
+// recCommit, through the mapping with l.mu held (copyLocked): a memory
+// copy, no system call, so no writer waits for another's. Elsewhere it
+// appends with group commit: each writer adds its record to a shared
+// buffer and waits; one of the waiters (the leader) writes everything
+// buffered, closed by a recCommit, in one write(2) while the others wait.
+// Either way one fsync covers every record written before it began. Records are numbered in the order
 // they are buffered (their LSN, the sequence number a recCommit names),
 // which is the order they reach the file; the numbers go on from the last
 // one the directory holds.
 //
-// A failed write(2) or fsync is final: the error is latched, the writes
+// A failed write(2), mapping growth or fsync is final: the error is latched, the writes
 // that met it and every later one fail with it, and nothing is retried.
 // The group a failed write(2) cut short has no recCommit in the file, so
 // no restart applies it: what its writers were told (ErrIO) and what a
@@ -82,18 +90,19 @@ type logWriter struct {
 	// mu protects everything below, and the cond waits on it.
 	mu        sync.Mutex
 	cond      sync.Cond
-	f         vfs.File // the current log file
-	num       uint64   // its number
-	size      int64    // bytes written to f, its header included
-	compactAt int64    // size past which the compactor is told
-	buf       []byte   // records buffered, not yet written
-	count     uint32   // how many records buf holds
-	spare     []byte   // the previous batch's buffer, for reuse
-	next      uint64   // LSN of the last record buffered
-	written   uint64   // LSN of the last record written to the OS
-	synced    uint64   // LSN of the last record known durable
-	writing   bool     // a leader is in write(2)
-	syncing   bool     // a leader is in fsync (or a rotation is under way)
+	f         vfs.File     // the current log file
+	app       vfs.Appender // appends to f through a mapping; nil: f.Write
+	num       uint64       // its number
+	size      int64        // bytes written to f, its header included
+	compactAt int64        // size past which the compactor is told
+	buf       []byte       // records buffered, not yet written
+	count     uint32       // how many records buf holds
+	spare     []byte       // the previous batch's buffer, for reuse
+	next      uint64       // LSN of the last record buffered
+	written   uint64       // LSN of the last record written to the OS
+	synced    uint64       // LSN of the last record known durable
+	writing   bool         // a leader is in write(2)
+	syncing   bool         // a leader is in fsync (or a rotation is under way)
 	syncStart time.Time
 	syncs     uint64 // fsyncs of log files that succeeded
 	err       error  // the first I/O failure, latched; or errLogClosed
@@ -105,9 +114,10 @@ type logWriter struct {
 // newLogWriter returns a writer appending to f, file number num, of size
 // bytes, whose records are numbered from seq+1 on.
 func newLogWriter(f vfs.File, num uint64, size int64, policy SyncPolicy, seq uint64) *logWriter {
-	l := &logWriter{policy: policy, f: f, num: num, size: size, next: seq, written: seq, synced: seq, preamble: preambleSize,
+	l := &logWriter{policy: policy, num: num, next: seq, written: seq, synced: seq, preamble: preambleSize,
 		kick: make(chan struct{}, 1), full: make(chan struct{}, 1), compactAt: 1<<63 - 1}
 	l.cond.L = &l.mu
+	l.setFile(f, size)
 	return l
 }
 
@@ -217,6 +227,11 @@ func (l *logWriter) flushLocked(n uint32) (uint64, error) {
 	l.next += uint64(n)
 	l.count += n
 	lsn := l.next
+	if l.app != nil {
+		if err := l.copyLocked(); err != nil {
+			return 0, err
+		}
+	}
 	for l.written < lsn {
 		if l.err != nil {
 			return 0, l.err
@@ -399,6 +414,10 @@ func (l *logWriter) rotate(nf vfs.File, num uint64) (uint64, error) {
 	if l.err != nil {
 		return 0, l.err
 	}
+	// Cut the old file's preallocated tail, so that it ends as a file
+	// appended with write(2) does. The cut need not be durable, nor
+	// succeed: a tail of zero bytes replays as the end of the file.
+	_, _ = l.cutLocked()
 	if l.synced < l.written {
 		// The writes made during the last sync: writers wait on l.mu.
 		if err := l.f.Sync(); err != nil {
@@ -412,7 +431,8 @@ func (l *logWriter) rotate(nf vfs.File, num uint64) (uint64, error) {
 		l.publishFeed()
 	}
 	old := l.f
-	l.f, l.num, l.size = nf, num, l.preamble
+	l.setFile(nf, l.preamble)
+	l.num = num
 	l.cond.Broadcast()
 	old.Close() // synced: nothing of it can be lost any more
 	return l.written, nil
@@ -429,7 +449,11 @@ func (l *logWriter) close() error {
 	if l.err == errLogClosed {
 		return nil
 	}
-	if !l.noSync && l.synced < l.written {
+	cut, cerr := l.cutLocked()
+	if cerr != nil {
+		l.failLocked("cut log", cerr)
+	}
+	if !l.noSync && (l.synced < l.written || cut) {
 		l.syncLocked() // after a full disk too: what was written is whole
 	}
 	err := l.err

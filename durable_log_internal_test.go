@@ -144,26 +144,44 @@ func TestLogWriterCommitsAreGroups(t *testing.T) {
 
 // A full disk fails the commit it cuts short, and every later append with
 // the same error; what was written before it is still fsynced for those
-// who wait for it.
+// who wait for it. Through the log's mapping the commit is refused whole,
+// when the file cannot grow; through write(2) a short write leaves part
+// of it, without its recCommit.
 func TestLogWriterFullDisk(t *testing.T) {
-	fsys := vfs.NewMemFS()
-	l := newTestLog(t, fsys, SyncNever)
-	lsn, err := l.appendCommit(putMutations(t, "a", "b"))
-	require.NoError(t, err)
-	// Room for c's record whole, but not for the recCommit after it.
-	c := putMutations(t, "c")
-	fsys.SetCapacity(int64(len(mustRead(t, fsys, "1.log")) + len(appendPut(nil, c.many[0].e)) + 3))
-	_, err = l.appendCommit(c)
-	require.ErrorIs(t, err, ErrIO)
-	_, err2 := l.appendCommit(putMutations(t, "d"))
-	require.Same(t, err, err2, "the failure is latched")
-	require.NoError(t, l.waitSynced(lsn), "a full disk stops appends, not fsyncs")
+	for _, mapped := range []bool{true, false} {
+		t.Run(fmt.Sprintf("mapped=%v", mapped), func(t *testing.T) {
+			defer setMapLogs(mapped)()
+			fsys := vfs.NewMemFS()
+			l := newTestLog(t, fsys, SyncNever)
+			lsn, err := l.appendCommit(putMutations(t, "a", "b"))
+			require.NoError(t, err)
+			// Room for c's record whole, but not for the recCommit after it.
+			c := putMutations(t, "c")
+			fsys.SetCapacity(int64(len(mustRead(t, fsys, "1.log")) + len(appendPut(nil, c.many[0].e)) + 3))
+			_, err = l.appendCommit(c)
+			require.ErrorIs(t, err, ErrIO)
+			_, err2 := l.appendCommit(putMutations(t, "d"))
+			require.Same(t, err, err2, "the failure is latched")
+			require.NoError(t, l.waitSynced(lsn), "a full disk stops appends, not fsyncs")
 
-	groups, open := readGroups(t, fsys)
-	require.Len(t, groups, 1)
-	require.Equal(t, []string{"a", "b"}, groups[0].ids)
-	require.Equal(t, []string{"c"}, open, "c's record is whole, and has no recCommit")
-	require.ErrorIs(t, l.close(), ErrIO)
+			groups, open := readGroups(t, fsys)
+			require.Len(t, groups, 1)
+			require.Equal(t, []string{"a", "b"}, groups[0].ids)
+			if mapped {
+				require.Empty(t, open, "the mapping wrote part of a write it refused")
+			} else {
+				require.Equal(t, []string{"c"}, open, "c's record is whole, and has no recCommit")
+			}
+			require.ErrorIs(t, l.close(), ErrIO)
+		})
+	}
+}
+
+// setMapLogs sets mapLogs and returns what restores it.
+func setMapLogs(on bool) func() {
+	was := mapLogs
+	mapLogs = on
+	return func() { mapLogs = was }
 }
 
 // A failed fsync is final: the writer waiting for it and every later one

@@ -1,0 +1,56 @@
+package ttlstore
+
+// The log's appends through a shared mapping of its file (vfs.Mapper),
+// where the platform has one: logWriter's alternative to group commit
+// over write(2). See SyncPolicy and docs/durable.md.
+
+import "github.com/ttlstore/ttlstore/internal/vfs"
+
+// mapLogs says whether a log is appended through a mapping where its file
+// can be (vfs.Mapper); tests turn it off to run the write(2) path.
+var mapLogs = true
+
+// setFile makes f, of size bytes, the file appended to, through a mapping
+// if f can be mapped. l.mu must be held, or l not yet shared.
+func (l *logWriter) setFile(f vfs.File, size int64) {
+	l.f, l.size, l.app = f, size, nil
+	if m, ok := f.(vfs.Mapper); ok && mapLogs {
+		if app, err := m.MapAppend(size); err == nil {
+			l.app = app
+		}
+	}
+}
+
+// cutLocked closes the appender of the current file, if there is one,
+// cutting the file's preallocated tail, and reports whether it did.
+func (l *logWriter) cutLocked() (bool, error) {
+	if l.app == nil {
+		return false, nil
+	}
+	err := l.app.Close()
+	l.app = nil
+	return true, err
+}
+
+// copyLocked appends the buffered records, closed by their recCommit,
+// through the mapping: a memory copy, with l.mu held, that no other writer
+// need wait for to share a system call, so every commit is a group of its
+// own. A failure (the disk full when the mapping grows) writes nothing and
+// is latched, as a failed write(2) is.
+func (l *logWriter) copyLocked() error {
+	l.buf = appendCommit(l.buf, l.count, l.next)
+	err := l.app.Append(l.buf)
+	size := len(l.buf)
+	l.buf, l.count = l.buf[:0], 0
+	if cap(l.buf) > 1<<20 { // unless a huge document grew it
+		l.buf = nil
+	}
+	if err != nil {
+		l.failLocked("write log", err)
+		return l.err
+	}
+	l.size += int64(size)
+	l.written = l.next
+	l.publishFeed()
+	return nil
+}
