@@ -3,12 +3,12 @@
 package vfs
 
 import (
-	"encoding/binary"
 	"errors"
 	"io/fs"
 	"os"
 	"runtime/debug"
 	"syscall"
+	"unsafe"
 )
 
 // mapChunk is how much an OS Appender preallocates and maps at a time, at
@@ -87,14 +87,26 @@ func (a *mmapAppender) copyAt(p []byte) (err error) {
 // the middle of it leaves a prefix of src in dst, as a write(2) cut short
 // does: copy (memmove) stores in no promised order (the last bytes may go
 // first), and a log whose last record has a zero header followed by part of
-// its payload reads as corrupt, not as torn.
+// its payload reads as corrupt, not as torn. The stores are unaligned
+// 8-byte stores through unsafe pointers, which amd64 and arm64 allow, four
+// to a loop: a bounds-checked loop cost 600 instructions a 400-byte record.
 func copyInOrder(dst, src []byte) {
-	dst = dst[:len(src)]
-	i := 0
-	for ; i+8 <= len(src); i += 8 {
-		binary.LittleEndian.PutUint64(dst[i:], binary.LittleEndian.Uint64(src[i:]))
+	n := len(src)
+	if len(dst) < n {
+		panic("vfs: copyInOrder: dst too short")
 	}
-	for ; i < len(src); i++ {
+	d, s := unsafe.Pointer(unsafe.SliceData(dst)), unsafe.Pointer(unsafe.SliceData(src))
+	i := 0
+	for ; i+32 <= n; i += 32 {
+		*(*uint64)(unsafe.Add(d, i)) = *(*uint64)(unsafe.Add(s, i))
+		*(*uint64)(unsafe.Add(d, i+8)) = *(*uint64)(unsafe.Add(s, i+8))
+		*(*uint64)(unsafe.Add(d, i+16)) = *(*uint64)(unsafe.Add(s, i+16))
+		*(*uint64)(unsafe.Add(d, i+24)) = *(*uint64)(unsafe.Add(s, i+24))
+	}
+	for ; i+8 <= n; i += 8 {
+		*(*uint64)(unsafe.Add(d, i)) = *(*uint64)(unsafe.Add(s, i))
+	}
+	for ; i < n; i++ {
 		dst[i] = src[i]
 	}
 }
