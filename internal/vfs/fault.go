@@ -86,7 +86,9 @@ func (m *MemFS) SetHook(h func(op Op, name string) error) {
 // reachable by a name; an open file that was removed does not count) to
 // bytes; 0 or less means no limit. A Write that would go past it appends
 // what fits and returns an error wrapping syscall.ENOSPC; so does a
-// Truncate that would extend past it, which changes nothing. Lowering the
+// Truncate that would extend past it, which changes nothing, and an
+// Appender's Append that cannot extend the file (memmap.go), which writes
+// nothing. Lowering the
 // capacity below what is used removes nothing. Crash and Kill pass the
 // capacity to the new MemFS: a full disk stays full after a reboot.
 func (m *MemFS) SetCapacity(bytes int64) {

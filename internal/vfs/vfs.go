@@ -7,6 +7,9 @@
 // exactly that state (a crash), optionally keeping a random part of what was
 // not synced (a torn write), and that can fail any operation on demand.
 //
+// A File may also be a Mapper (mapped.go): it can append through a shared
+// memory mapping, with no system call an append.
+//
 // Names are slash-separated paths as the os package takes them. Every file
 // is created with mode 0600 and every directory with mode 0700.
 package vfs
