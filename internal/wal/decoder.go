@@ -38,6 +38,8 @@ type Reader struct {
 	off  int64             // end of the last good record or of the header; 0 if no valid header
 	torn int64             // bytes after off judged torn, once err is io.EOF
 	zero bool              // those bytes are all zero (rules 2 and 3)
+	lost int64             // the size of the blocks a crash may have lost (LostBlocks); 0: none
+	end  int64             // where the record being judged ends, by its length (or its header's end)
 	err  error             // sticky: io.EOF at the end, or the error that stopped Next
 	buf  []byte            // holds a record too big for br's buffer
 	scr  []byte            // scratch for reading a tail that should be zero
@@ -140,10 +142,58 @@ func (r *Reader) Next() (typ byte, payload []byte, err error) {
 		return 0, nil, r.err
 	}
 	typ, payload, err = r.next()
+	if ce, ok := err.(*CorruptError); ok && r.lost > 0 {
+		switch lost, rerr := r.overlapsLost(ce.Offset, r.end); {
+		case rerr != nil:
+			err = rerr
+		case lost:
+			err = r.tornTail()
+		}
+	}
 	if err != nil {
 		r.err = err
 	}
 	return typ, payload, err
+}
+
+// LostBlocks tells r that a crash may have lost blocks of size bytes (at
+// offsets that are multiples of size) anywhere in the file's unsynced end,
+// which then read as zero bytes while later blocks kept their data: what a
+// power loss can leave of a file appended through a shared memory mapping
+// of its preallocated tail, whose dirty pages the kernel writes back in any
+// order. From then on a record that Next would call corrupt is instead the
+// start of a torn tail when it overlaps a block whose bytes are all zero
+// from the record's start or from the block's (to the end of the file, for
+// the last block; a block that was written back before, with the synced
+// end of the file in it, keeps its zero bytes after that end): everything
+// from the first lost block on was not synced, so what follows it, whole
+// records included, is torn too. The cost is that damage of that one
+// shape, zero bytes up to a block's end, in the part of the file that was
+// synced reads as a torn tail rather than corruption; any other damage is
+// still corrupt. It panics if size is not positive.
+func (r *Reader) LostBlocks(size int) {
+	if size <= 0 {
+		panic(fmt.Sprintf("wal: LostBlocks: size %d", size))
+	}
+	r.lost = int64(size)
+}
+
+// overlapsLost reports whether the record from off to end (clipped to the
+// file) overlaps a lost block: its bytes from off to the next multiple of
+// r.lost are zero, or those of a whole block after off are; to the end of
+// the file, for the last block.
+func (r *Reader) overlapsLost(off, end int64) (bool, error) {
+	end = min(max(end, off+RecordHeaderSize), r.size)
+	for b := off; b < end; b += r.lost - b%r.lost {
+		nz, err := r.firstNonZeroIn(b, min(b+r.lost-b%r.lost, r.size))
+		if err != nil {
+			return false, err
+		}
+		if nz < 0 {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // next reads and judges the record at r.off, which br is positioned at.
@@ -165,6 +215,7 @@ func (r *Reader) next() (byte, []byte, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	r.end = r.off + RecordHeaderSize
 	if isZero(h) { // Rule 3.
 		nz, err := r.firstNonZero(r.off + RecordHeaderSize)
 		if err != nil {
@@ -181,6 +232,7 @@ func (r *Reader) next() (byte, []byte, error) {
 		return 0, nil, corrupt(r.off, "length %d exceeds the limit %d", n, r.max)
 	}
 	end := r.off + RecordHeaderSize + int64(n)
+	r.end = end
 	if end > r.size { // Rule 5. rest < RecordHeaderSize+n, so it is bounded too.
 		part, err := r.take(int(rest))
 		if err != nil {
@@ -286,11 +338,16 @@ func (r *Reader) tornTail() error {
 // or after from, or -1 if there is none. It reads with ReadAt, so slices
 // returned by peek and take stay valid.
 func (r *Reader) firstNonZero(from int64) (int64, error) {
-	for from < r.size {
+	return r.firstNonZeroIn(from, r.size)
+}
+
+// firstNonZeroIn is firstNonZero for the bytes from from up to to.
+func (r *Reader) firstNonZeroIn(from, to int64) (int64, error) {
+	for from < to {
 		if r.scr == nil {
 			r.scr = make([]byte, min(r.size-from, scratchSize))
 		}
-		chunk := r.scr[:min(r.size-from, int64(len(r.scr)))]
+		chunk := r.scr[:min(to-from, int64(len(r.scr)))]
 		if m, err := r.sr.ReadAt(chunk, from); m < len(chunk) {
 			return 0, r.readErr(from+int64(m), err)
 		}

@@ -87,6 +87,12 @@
 //     0 and a crash does not forge a CRC.
 //  8. Otherwise the record is good and is returned.
 //
+// A Reader told that a crash may have lost blocks of a file's unsynced end
+// ([Reader.LostBlocks]) takes a record that rules 3 to 7 call corrupt for
+// the start of a torn tail when the record overlaps zero bytes that run to
+// a block boundary from the record's start or from a block's: a page a
+// mapping dirtied that never reached the disk.
+//
 // An intact record, in rules 5 and 6, is a record header with a non-zero
 // type and a length within maxPayload, whose record ends within the file
 // (bytes beyond the damaged record count as zero, which rule 6 has checked)
