@@ -253,6 +253,22 @@ func (d *durable) dropEmptyLogs(nums []uint64) error {
 	return nil
 }
 
+// lostBlock is the size of the blocks a power loss may have lost in the
+// unsynced end of the last log, a disk sector: the log is appended through
+// a shared mapping of its preallocated tail (vfs.Appender), whose dirty
+// pages the kernel writes back in any order, so a crash can keep a later
+// page and lose an earlier one, which then reads as zero bytes (vfs.Crash
+// models it with pages of vfs.CrashPage). Replay takes such a hole for the
+// start of the log's torn tail, whole records after it included: none of
+// it was synced, since a sync writes every page before it. A torn log must
+// be the last one with records (see load: every log is synced whole before
+// the next takes a record), so in a log followed by one with records such
+// a hole is still ErrCorrupt, as any other damage is. The cost: a sector of
+// zeros inside the part of the last log that was synced (a disk that lost
+// a sector it had acknowledged) reads as a torn tail, reported in
+// Stats.TornBytes, instead of ErrCorrupt.
+const lostBlock = 512
+
 // replayed is what replayLog found in a log.
 type replayed struct {
 	num     uint64 // the log's number
@@ -267,7 +283,8 @@ type replayed struct {
 
 // replayLog applies log num to c: each commit group once its recCommit is
 // read, or in a log without groups each record as it comes; and hands each
-// group to fl, the change feed's load, if not nil.
+// group to fl, the change feed's load, if not nil. A block a crash lost is
+// the start of its torn tail (see lostBlock).
 func (d *durable) replayLog(c *Collection, num uint64, fl *feedLoad) (replayed, error) {
 	rp := replayed{num: num}
 	name := fileName(num, wal.KindLog)
@@ -276,6 +293,7 @@ func (d *durable) replayLog(c *Collection, num uint64, fl *feedLoad) (replayed, 
 		return rp, err
 	}
 	defer f.Close()
+	r.LostBlocks(lostBlock)
 	rp.end = r.Offset()
 	if fl != nil {
 		fl.beginLog(num)

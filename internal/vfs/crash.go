@@ -17,9 +17,17 @@ package vfs
 //
 // A file with a preallocated zero tail (an Appender's; see inode) is judged
 // without it: the appends an Appender copied over its zero tail since the
-// last Sync are an unsynced tail like any other, and the file keeps at
-// least its synced size, the rest of it zero bytes, as a file system that
-// persisted the preallocation at the Sync would.
+// last Sync are an unsynced tail, and the file keeps at least its synced
+// size, the rest of it zero bytes, as a file system that persisted the
+// preallocation at the Sync would. But the kernel writes the pages dirtied
+// through a mapping back in any order, and a file system that allocated the
+// blocks ahead (fallocate) marks each written only when its own write
+// completes: so for a file an Appender wrote, the crash does not keep a
+// prefix of the unsynced tail but each page of it (CrashPage bytes, at
+// multiples of CrashPage in the file) or not, with probability 1/2 each;
+// a page not kept reads as zero bytes. Then, with probability 1/2, the file
+// keeps the size its preallocation gave it; else it ends after the last
+// page kept, or at its synced size.
 
 import (
 	"bytes"
@@ -57,8 +65,15 @@ func (m *MemFS) Crash(rng *rand.Rand, tear bool) *MemFS {
 		}
 		if !n.isDir {
 			data := bytes.Clone(n.synced)
-			if rng != nil {
-				data = append(data, tornTail(rng, n.synced, n.data[:int64(len(n.data))-n.zeros])...)
+			appended := n.data[:int64(len(n.data))-n.zeros]
+			switch {
+			case rng != nil && n.mapped:
+				data = append(data, lostPages(rng, n.synced, appended)...)
+				if rng.IntN(2) == 0 {
+					data = append(data, make([]byte, len(n.data)-len(data))...)
+				}
+			case rng != nil:
+				data = append(data, tornTail(rng, n.synced, appended)...)
 			}
 			if pad := int64(len(n.synced)) + n.syncedZeros - int64(len(data)); pad > 0 {
 				data = append(data, make([]byte, pad)...) // the synced size
@@ -92,6 +107,33 @@ func tornTail(rng *rand.Rand, synced, current []byte) []byte {
 		clear(kept[len(kept)-1-rng.IntN(len(kept)):])
 	}
 	return kept
+}
+
+// CrashPage is the size of the pages that Crash keeps or loses one by one
+// in a file appended through an Appender: a disk sector. The OS's pages
+// (4 KiB or more) are whole numbers of them.
+const CrashPage = 512
+
+// lostPages returns what a crash keeps of the bytes current, written through
+// a mapping, appended after synced, as written at the top of crash.go: each
+// page of them or zero bytes, cut after the last page kept; nil unless
+// current extends synced.
+func lostPages(rng *rand.Rand, synced, current []byte) []byte {
+	if len(current) <= len(synced) || !bytes.Equal(current[:len(synced)], synced) {
+		return nil
+	}
+	kept := bytes.Clone(current[len(synced):])
+	end := 0 // of the last page kept, in kept
+	for from := len(synced); from < len(current); {
+		to := min(from-from%CrashPage+CrashPage, len(current))
+		if rng.IntN(2) == 0 {
+			clear(kept[from-len(synced) : to-len(synced)])
+		} else {
+			end = to - len(synced)
+		}
+		from = to
+	}
+	return kept[:end]
 }
 
 // Kill returns the MemFS a restarted process would find after m's process

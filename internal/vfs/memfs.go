@@ -96,6 +96,7 @@ type inode struct {
 	isDir                  bool
 	data, synced           []byte
 	zeros, syncedZeros     int64
+	mapped                 bool // an Appender wrote it: Crash loses pages of its unsynced tail, not a suffix
 	entries, syncedEntries map[string]*inode
 }
 

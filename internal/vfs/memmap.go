@@ -75,6 +75,7 @@ func (a *memAppender) Append(p []byte) error {
 	}
 	n.zeros = min(n.zeros, int64(len(n.data))-end)
 	copy(n.data[a.off:], p)
+	n.mapped = true
 	a.off = end
 	return nil
 }
