@@ -14,9 +14,9 @@ import (
 // (kill -9, a panic, an OOM kill) loses no acknowledged write; the policies
 // differ in what a power loss or a kernel crash can lose. On Linux (amd64,
 // arm64) a record reaches the OS's page cache by a memory copy into a
-// shared mapping of the log, which is preallocated (fallocate) 4 MiB at a
-// time, so a write makes no system call and a full disk is met by the
-// preallocation, as ErrIO; elsewhere, by write(2). An fsync (fdatasync)
+// shared mapping of the log, ahead of which the log is extended by zero
+// bytes 64 KiB at a time, so a write makes no system call and a full disk
+// is met by that preallocation, as ErrIO; elsewhere, by write(2). An fsync (fdatasync)
 // covers the records either way.
 type SyncPolicy uint8
 

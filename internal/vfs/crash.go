@@ -20,9 +20,10 @@ package vfs
 // last Sync are an unsynced tail, and the file keeps at least its synced
 // size, the rest of it zero bytes, as a file system that persisted the
 // preallocation at the Sync would. But the kernel writes the pages dirtied
-// through a mapping back in any order, and a file system that allocated the
-// blocks ahead (fallocate) marks each written only when its own write
-// completes: so for a file an Appender wrote, the crash does not keep a
+// through a mapping back in any order, and a file system that allocates
+// blocks when it writes pages back (ext4's delayed allocation), or marks a
+// preallocated block written only when its own write completes, can then
+// keep a later page and not an earlier one: so for a file an Appender wrote, the crash does not keep a
 // prefix of the unsynced tail but each page of it (CrashPage bytes, at
 // multiples of CrashPage in the file) or not, with probability 1/2 each;
 // a page not kept reads as zero bytes. Then, with probability 1/2, the file

@@ -31,7 +31,7 @@ const (
 	OpSyncDir              // FS.SyncDir
 	OpLock                 // FS.Lock
 	OpWriteBack            // File.WriteBack
-	OpAllocate             // Appender.Append extending the file (fallocate)
+	OpAllocate             // Appender.Append extending the file (its preallocation)
 )
 
 var opNames = [...]string{

@@ -4,13 +4,13 @@ package vfs
 // File, for a log whose appends must reach the operating system (so that
 // kill -9 keeps them) without a system call each.
 //
-// The file is preallocated ahead of the appends (fallocate(2) on Linux), so
-// it has a tail of zero bytes after what was appended until the Appender is
-// closed, which cuts it; a reader of such a file must take trailing zero
-// bytes for the end of the data. Because the preallocation, not a page
-// fault, is what meets a full disk, a full disk is an error from Append
-// (wrapping syscall.ENOSPC, with nothing of the append written), never a
-// SIGBUS.
+// The file is preallocated ahead of the appends (on Linux, by zero bytes
+// written with write(2) 64 KiB ahead), so it has a tail of zero bytes after
+// what was appended until the Appender is closed, which cuts it; a reader
+// of such a file must take trailing zero bytes for the end of the data.
+// Because the preallocation, not a page fault, is what meets a full disk,
+// a full disk is an error from Append (wrapping syscall.ENOSPC, with
+// nothing of the append written), never a SIGBUS.
 //
 // What an Append copied is in the page cache, as what write(2) hands the
 // kernel is: it survives the death of the process, and File.Sync (fdatasync,
@@ -35,7 +35,7 @@ type Mapper interface {
 type Appender interface {
 	// Append copies p to the file at Offset and moves Offset past it.
 	// When the preallocated tail is too short, Append first extends the
-	// file (fallocate(2)) and maps the extension; if that fails, as on a
+	// file (with zero bytes) and maps the extension; if that fails, as on a
 	// full disk (an error wrapping syscall.ENOSPC), nothing of p is
 	// written and the Appender stays usable. After the file system is
 	// gone (MemFS: ErrCrashed) or the Appender is closed (fs.ErrClosed),
