@@ -253,6 +253,32 @@ func (d *durable) dropEmptyLogs(nums []uint64) error {
 	return nil
 }
 
+// applyGroup applies group, the records of a commit group, to c and hands
+// it to fl (if not nil), once its recCommit p, at offset off of log name,
+// is read; it counts them in rp and moves its sequence number on.
+func (d *durable) applyGroup(c *Collection, fl *feedLoad, rp *replayed, name string, off int64, p []byte, group []logOp) error {
+	count, seq, err := decodeCommit(p)
+	switch {
+	case err != nil:
+		return d.corrupt(name, off, err.Error())
+	case count == 0 || int(count) != len(group):
+		return d.corrupt(name, off, fmt.Sprintf("commit record closes %d records, after %d", count, len(group)))
+	case rp.seq != 0 && seq != rp.seq+uint64(count):
+		return d.corrupt(name, off, fmt.Sprintf("commit record's sequence number %d does not follow %d by %d", seq, rp.seq, count))
+	}
+	for _, op := range group {
+		c.applyOp(op)
+	}
+	if fl != nil {
+		if err := d.feedGroup(c, fl, group, count, seq); err != nil {
+			return d.corrupt(name, off, err.Error())
+		}
+	}
+	rp.records += int(count)
+	rp.seq = seq
+	return nil
+}
+
 // lostBlock is the size of the blocks a power loss may have lost in the
 // unsynced end of the last log, a disk sector: the log is appended through
 // a shared mapping of its preallocated tail (vfs.Appender), whose dirty
@@ -319,27 +345,12 @@ func (d *durable) replayLog(c *Collection, num uint64, fl *feedLoad) (replayed, 
 			rp.groups = true
 			rp.end = r.Offset()
 		case typ == recCommit && rp.groups:
-			count, seq, err := decodeCommit(p)
-			switch {
-			case err != nil:
-				return rp, d.corrupt(name, off, err.Error())
-			case count == 0 || int(count) != len(group):
-				return rp, d.corrupt(name, off, fmt.Sprintf("commit record closes %d records, after %d", count, len(group)))
-			case rp.seq != 0 && seq != rp.seq+uint64(count):
-				return rp, d.corrupt(name, off, fmt.Sprintf("commit record's sequence number %d does not follow %d by %d", seq, rp.seq, count))
-			}
-			for _, op := range group {
-				c.applyOp(op)
-			}
-			if fl != nil {
-				if err := d.feedGroup(c, fl, group, count, seq); err != nil {
-					return rp, d.corrupt(name, off, err.Error())
-				}
+			if err := d.applyGroup(c, fl, &rp, name, off, p, group); err != nil {
+				return rp, err
 			}
 			clear(group)
 			group = group[:0]
-			rp.records += int(count)
-			rp.seq, rp.end = seq, r.Offset()
+			rp.end = r.Offset()
 		default:
 			if !rp.groups {
 				// A log from before commit groups: no partition key.
