@@ -29,8 +29,22 @@ func durableN(b *testing.B) int {
 	return n
 }
 
-// stallWriters is the number of goroutines that write during a compaction.
-const stallWriters = 4
+// stallWriters returns the number of goroutines that write during a
+// compaction: 4, or BENCH_STALL_WRITERS. With 4 writers and a reader on 2
+// cores, a call's latency includes waiting for a processor (the longest
+// write with no compaction under way is 50-70 ms there); with 1, what the
+// compaction itself holds up shows.
+func stallWriters(b *testing.B) int {
+	v := os.Getenv("BENCH_STALL_WRITERS")
+	if v == "" {
+		return 4
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		b.Fatalf("BENCH_STALL_WRITERS=%q: want a number of goroutines, at least 1", v)
+	}
+	return n
+}
 
 // stallResult is what compactStall measured: write and read latencies
 // while nothing else happened (idle) and while the compaction ran.
@@ -44,13 +58,13 @@ type stallResult struct {
 // compactStall loads the documents of d into a new store of kind k in dir
 // (untimed: DurableKind.Load), compacts and closes it, so that no
 // compaction is under way or due, and reopens it at sync level sy with no
-// automatic compaction (buntdb). Then stallWriters goroutines overwrite
+// automatic compaction (buntdb). Then writers goroutines overwrite
 // random documents and one goroutine reads random ones, each recording the
 // latency of every call: first with nothing else going on (idle), until
 // they have written d.Len()/10 documents or for 2 s, whichever comes first;
 // then while the store compacts once (ttlstore Compact, buntdb Shrink). A
 // call that overlaps the compaction in any part counts for it.
-func compactStall(dir string, k DurableKind, sy Sync, d *Dataset) (*stallResult, error) {
+func compactStall(dir string, k DurableKind, sy Sync, d *Dataset, writers int) (*stallResult, error) {
 	if err := k.Load(dir, d.IDs, d.Docs); err != nil {
 		return nil, err
 	}
@@ -69,7 +83,7 @@ func compactStall(dir string, k DurableKind, sy Sync, d *Dataset) (*stallResult,
 	if err != nil {
 		return nil, err
 	}
-	r, err := runStall(s, d)
+	r, err := runStall(s, d, writers)
 	if lerr := checkLen(s, d.Len()); err == nil {
 		err = lerr
 	}
@@ -95,7 +109,7 @@ const (
 	phaseDone
 )
 
-func runStall(s DurableStore, d *Dataset) (*stallResult, error) {
+func runStall(s DurableStore, d *Dataset, writers int) (*stallResult, error) {
 	r := &stallResult{}
 	order := ReadOrder(d.IDs)
 	runtime.GC()
@@ -110,10 +124,10 @@ func runStall(s DurableStore, d *Dataset) (*stallResult, error) {
 	var once sync.Once
 
 	var wg sync.WaitGroup
-	idleW := make([]Histogram, stallWriters)
-	compW := make([]Histogram, stallWriters)
-	errs := make([]error, stallWriters)
-	for g := range stallWriters {
+	idleW := make([]Histogram, writers)
+	compW := make([]Histogram, writers)
+	errs := make([]error, writers)
+	for g := range writers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -183,7 +197,7 @@ func runStall(s DurableStore, d *Dataset) (*stallResult, error) {
 	phase.Store(phaseDone)
 	wg.Wait()
 
-	for g := range stallWriters {
+	for g := range writers {
 		r.idleWrite.Merge(&idleW[g])
 		r.write.Merge(&compW[g])
 	}
@@ -201,9 +215,9 @@ func runStall(s DurableStore, d *Dataset) (*stallResult, error) {
 // BenchmarkDurableCompactStall measures how long writers wait while a
 // durable store of 1M documents (BENCH_DURABLE_N) compacts: ttlstore
 // Compact (a snapshot of the live documents beside a new log) and buntdb
-// Shrink (its append-only file rewritten), with 4 goroutines overwriting
-// random documents and one reading random ones throughout (see
-// compactStall). sync=never runs the writers with ttlstore SyncNever and
+// Shrink (its append-only file rewritten), with 4 goroutines
+// (BENCH_STALL_WRITERS) overwriting random documents and one reading random
+// ones throughout (see compactStall). sync=never runs the writers with ttlstore SyncNever and
 // buntdb Never (the compaction's own cost); sync=always with SyncAlways and
 // Always (every write also waits for an fsync).
 //
@@ -213,7 +227,7 @@ func runStall(s DurableStore, d *Dataset) (*stallResult, error) {
 // many: idle-writes, which the log holds when the compaction starts); and
 // of the reads (read-p99.9-ns, read-max-ns during the compaction,
 // idle-read-max-ns before). A latency includes the goroutine's scheduling
-// delays: six goroutines share 2 cores. Building the store takes most of
+// delays: with 4 writers, six goroutines share 2 cores. Building the store takes most of
 // the time; run it with -benchtime 1x.
 //
 // buntdb's Shrink sleeps 250 ms before it starts, which its compact-ms
@@ -234,7 +248,7 @@ func BenchmarkDurableCompactStall(b *testing.B) {
 						var last *stallResult
 						b.StopTimer()
 						for range b.N {
-							r, err := compactStall(b.TempDir(), k, sy, d)
+							r, err := compactStall(b.TempDir(), k, sy, d, stallWriters(b))
 							if err != nil {
 								b.Fatalf("%s: %v", k.Name, err)
 							}

@@ -100,7 +100,7 @@ func TestCompactStall(t *testing.T) {
 			continue
 		}
 		t.Run(k.Name, func(t *testing.T) {
-			r, err := compactStall(t.TempDir(), k, SyncNever, d)
+			r, err := compactStall(t.TempDir(), k, SyncNever, d, 4)
 			if err != nil {
 				t.Fatal(err)
 			}
