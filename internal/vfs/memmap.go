@@ -60,7 +60,7 @@ func (a *memAppender) Append(p []byte) error {
 		size := max(end, cur+m.prealloc)
 		if room := m.roomLocked(); room < size-cur {
 			if size = end; room < size-cur {
-				return pathErr("fallocate", a.f.name, syscall.ENOSPC)
+				return pathErr("preallocate", a.f.name, syscall.ENOSPC)
 			}
 		}
 		// Appending past len(data) leaves the synced bytes, which end
