@@ -4,6 +4,7 @@ package vfs
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"runtime/debug"
@@ -100,6 +101,9 @@ func (a *mmapAppender) zeroTo(end int64) error {
 		a.zeroed += int64(n)
 	}
 	if a.zeroed < end {
+		if err == nil {
+			err = &fs.PathError{Op: "write", Path: a.f.Name(), Err: io.ErrShortWrite}
+		}
 		return err
 	}
 	return nil
@@ -166,7 +170,7 @@ func (a *mmapAppender) grow(end int64) error {
 		if err != nil {
 			return err
 		}
-		a.zeroed = max(fi.Size(), a.off)
+		a.zeroed = fi.Size() // where write(2) appends
 	}
 	page := int64(os.Getpagesize())
 	base := a.off &^ (page - 1)
