@@ -92,7 +92,11 @@ func TestDurableMappedPowerLoss(t *testing.T) {
 	assert.True(t, shownOf(c).equal(want), "reopened to\n  %v\nwant\n  %v", shownOf(c), want)
 	require.NoError(t, c.Close())
 
-	for seed := range uint64(50) {
+	seeds := uint64(50)
+	if ttlstore.RaceRepeat(t) {
+		seeds = 10 // the repeats of -count under -race (see RaceRepeat)
+	}
+	for seed := range seeds {
 		fsys, c = openMapped(t, ttlstore.SyncNever, 0)
 		require.NoError(t, c.Compact()) // syncs the log: a base to tear from
 		for i := range 20 {

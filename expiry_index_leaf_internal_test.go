@@ -36,6 +36,9 @@ func fullLeaf(exp func(i int) int64) (*leaf, []*entry) {
 // just after the new entry, which stays in l with the entries before it;
 // each part's last and soonest are exact or bounds as check wants them.
 func TestLeafSplit(t *testing.T) {
+	if raceRepeat(t) {
+		t.Skip("one goroutine: a repeat under -race finds nothing the first run did not (see raceRepeat)")
+	}
 	rapid.Check(t, func(rt *rapid.T) {
 		width := rapid.SampledFrom([]int64{1, 2, 60, 100_000}).Draw(rt, "width")
 		exps := rapid.SliceOfN(rapid.Int64Range(0, width-1), leafCap, leafCap).Draw(rt, "exps")

@@ -797,6 +797,9 @@ func TestTypedDurable(t *testing.T) {
 // behaviour is TestModel's subject; this one checks that the views follow
 // it through every kind of write, removal and expiry.
 func TestTypedModel(t *testing.T) {
+	if ttlstore.RaceRepeat(t) {
+		t.Skip("one goroutine: a repeat under -race finds nothing the first run did not (see RaceRepeat)")
+	}
 	ids := []string{"a", "b", "c"}
 	rapid.Check(t, func(rt *rapid.T) {
 		def := rapid.SampledFrom([]*int32{nil, ttlstore.TTL(ttlstore.Never), ttlstore.TTL(3)}).Draw(rt, "DefaultTTL")
