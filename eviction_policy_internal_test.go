@@ -2,7 +2,9 @@ package ttlstore
 
 import (
 	"container/list"
+	"hash/maphash"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -288,5 +290,35 @@ func TestColdestAloneSizesTheWindow(t *testing.T) {
 			}
 			checkSim(t, s)
 		})
+	}
+}
+
+// TestColdestAgesOnRejectedReturn checks that a new document whose ghost
+// is the window's side's (a candidate that lost its duel lately) ages the
+// sketch by staleAge uses, and one whose ghost is the main part's does
+// not.
+func TestColdestAgesOnRejectedReturn(t *testing.T) {
+	for _, tc := range []struct {
+		side   uint8
+		halved bool
+	}{{ghostWindow, true}, {ghostMain, false}} {
+		var picked atomic.Int64
+		p := newColdest(maphash.MakeSeed(), 1000, nil, &picked, nil)
+		const h, ghost = uint64(0x1234_5678_9abc_def0), uint64(0x0fed_cba9_8765_4321)
+		for range 4 {
+			p.sketch.Increment(h)
+		}
+		p.sketch.Age(p.sketch.Sample() - 4 - staleAge) // one use short of halving, but for staleAge
+		require.Equal(t, 4, p.sketch.Estimate(h))
+		p.ghosts.size(1000)
+		p.ghosts.record(ghost, tc.side)
+		p.mu.Lock()
+		p.adapt(ghost)
+		p.mu.Unlock()
+		want := 4
+		if tc.halved {
+			want = 2
+		}
+		assert.Equal(t, want, p.sketch.Estimate(h), "side %d", tc.side)
 	}
 }
