@@ -2,7 +2,9 @@ package ttlstore
 
 import (
 	"container/list"
+	"hash/maphash"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -138,25 +140,29 @@ func TestColdestAloneResistsScans(t *testing.T) {
 }
 
 // TestColdestAloneBeatsLRU replays a skewed sequence (a Zipf over 100k
-// keys) and a loop over 1.5 times the capacity: the policy's hit ratio is
-// well above an LRU's on both, since it admits by frequency.
+// keys), a loop over 1.5 times the capacity, and one over 20 times a small
+// capacity (the LIRS loop trace at 5 % of its keys, where a frozen part of
+// the loop hits 5 %): the policy's hit ratio is above an LRU's on all, since
+// it admits by frequency.
 func TestColdestAloneBeatsLRU(t *testing.T) {
 	if raceRepeat(t) {
 		t.Skip("deterministic (fixed seeds), and checked by the first run")
 	}
 	zipf := rand.NewZipf(rand.New(rand.NewPCG(1, 2)), 1.1, 1, 100_000)
 	for _, tc := range []struct {
-		name   string
-		next   func(i int) uint64
-		margin float64 // points above LRU, at least
+		name     string
+		capacity int
+		next     func(i int) uint64
+		margin   float64 // points above LRU, at least
 	}{
-		{"zipf", func(int) uint64 { return zipf.Uint64() }, 3},
-		{"loop", func(i int) uint64 { return uint64(i % 1500) }, 30},
+		{"zipf", 1000, func(int) uint64 { return zipf.Uint64() }, 3},
+		{"loop", 1000, func(i int) uint64 { return uint64(i % 1500) }, 30},
+		{"long loop, small cache", 51, func(i int) uint64 { return uint64(i % 1011) }, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			const capacity, n = 1000, 300_000
-			s := newPolicySim(capacity)
-			lru := newTestLRU(capacity)
+			const n = 300_000
+			s := newPolicySim(tc.capacity)
+			lru := newTestLRU(tc.capacity)
 			hits, lruHits := 0, 0
 			for i := range n {
 				k := tc.next(i)
@@ -284,5 +290,35 @@ func TestColdestAloneSizesTheWindow(t *testing.T) {
 			}
 			checkSim(t, s)
 		})
+	}
+}
+
+// TestColdestAgesOnRejectedReturn checks that a new document whose ghost
+// is the window's side's (a candidate that lost its duel lately) ages the
+// sketch by staleAge uses, and one whose ghost is the main part's does
+// not.
+func TestColdestAgesOnRejectedReturn(t *testing.T) {
+	for _, tc := range []struct {
+		side   uint8
+		halved bool
+	}{{ghostWindow, true}, {ghostMain, false}} {
+		var picked atomic.Int64
+		p := newColdest(maphash.MakeSeed(), 1000, nil, &picked, nil)
+		const h, ghost = uint64(0x1234_5678_9abc_def0), uint64(0x0fed_cba9_8765_4321)
+		for range 4 {
+			p.sketch.Increment(h)
+		}
+		p.sketch.Age(p.sketch.Sample() - 4 - staleAge) // one use short of halving, but for staleAge
+		require.Equal(t, 4, p.sketch.Estimate(h))
+		p.ghosts.size(1000)
+		p.ghosts.record(ghost, tc.side)
+		p.mu.Lock()
+		p.adapt(ghost)
+		p.mu.Unlock()
+		want := 4
+		if tc.halved {
+			want = 2
+		}
+		assert.Equal(t, want, p.sketch.Estimate(h), "side %d", tc.side)
 	}
 }

@@ -75,7 +75,9 @@ func (s *policySim) access(k uint64) bool {
 // points of the replay. TTLSTORE_POLICY_ONLY keeps the files whose name
 // contains it. It is how the policy's changes were judged; it checks
 // nothing but that victims are stored documents, and is skipped when the
-// variable is not set.
+// variable is not set. With TTLSTORE_POLICY_RUNS set, it logs every run's
+// counters, not only the median's (a row whose runs split in two modes
+// shows it there).
 func TestColdestReplay(t *testing.T) {
 	dir := os.Getenv("TTLSTORE_POLICY_TRACES")
 	if dir == "" {
@@ -143,6 +145,11 @@ func TestColdestReplay(t *testing.T) {
 				}
 				return 0
 			})
+			if os.Getenv("TTLSTORE_POLICY_RUNS") != "" {
+				for _, r := range rs {
+					t.Logf("  run %.2f unopposed %d jitter %d won %d/%d grown %d shrunk %d: %s", r.ratio, r.stats.unopposed, r.stats.jittered, r.stats.admitted, r.stats.duels, r.stats.grown, r.stats.shrunk, strings.Join(r.window, " "))
+				}
+			}
 			med := rs[len(rs)/2]
 			sum += med.ratio
 			rows++

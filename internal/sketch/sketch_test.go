@@ -68,13 +68,15 @@ func TestSketch(t *testing.T) {
 
 // TestSketchSmall checks that a sketch sized for few keys still has
 // minWords words, halves after ten uses per key it is sized for (rounded
-// up to a power of two), and keeps its counts when sized for more keys
+// up to a power of two, and at least minSampleKeys), and keeps its counts when sized for more keys
 // that still fit in its table.
 func TestSketchSmall(t *testing.T) {
 	var s Sketch
-	s.Ensure(100)
+	s.Ensure(10)
 	require.Len(t, s.table, minWords)
-	require.Equal(t, 1280, s.Sample())
+	require.Equal(t, 10*minSampleKeys, s.Sample(), "sized for 10 keys, ages as if for minSampleKeys")
+	s.Ensure(300)
+	require.Equal(t, 5120, s.Sample())
 	h := uint64(0x1234_5678_9abc_def0)
 	for range 3 {
 		s.Increment(h)
