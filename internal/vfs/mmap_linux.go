@@ -162,8 +162,8 @@ func copyInOrder(dst, src []byte) {
 
 // grow maps the file from the page a.off is on to at least end, mapChunk
 // at a time, past the end of the file if need be (zeroTo then extends the
-// file before a copy touches a page). If the file cannot be mapped before
-// anything was, it sets a.write instead.
+// file before a copy touches a page). If the file system cannot map the
+// file, it cuts the zero bytes written ahead and sets a.write instead.
 func (a *mmapAppender) grow(end int64) error {
 	if a.zeroed < 0 {
 		fi, err := a.f.Stat()
