@@ -16,10 +16,20 @@ import (
 // median and the longest batch (hold-p50-µs, hold-max-µs) and the whole
 // sweep per document. Run it with -benchtime=1x. bench/run.sh runs it too,
 // for the targets' table.
+//
+// The documents expire 60 seconds after one write second, in the exact
+// tree; in the rows spread=far, an hour after it and spread over the next
+// 1,000 seconds (1,000 documents a second), so that the sweep drains the
+// far tree (expiry_far.go) as it pops.
 func BenchmarkSweepBatchHold(b *testing.B) {
 	const n = 1_000_000
-	for _, batch := range []int{DefaultSweepBatch, 1024} {
-		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+	for _, row := range []struct {
+		name  string
+		batch int
+		ttl   int32
+	}{{"batch=256", DefaultSweepBatch, 60}, {"batch=1024", 1024, 60}, {"batch=256/spread=far", DefaultSweepBatch, 3600}} {
+		batch := row.batch
+		b.Run(row.name, func(b *testing.B) {
 			var holds []time.Duration
 			var total time.Duration
 			var ms runtime.MemStats
@@ -28,17 +38,20 @@ func BenchmarkSweepBatchHold(b *testing.B) {
 				b.StopTimer()
 				m := clock.NewMock()
 				m.Set(time.Unix(1_700_000_000, 0))
-				c, err := New(Options{DefaultTTL: TTL(60), Clock: m, SweepInterval: ManualSweep, SweepBatch: batch})
+				c, err := New(Options{DefaultTTL: TTL(row.ttl), Clock: m, SweepInterval: ManualSweep, SweepBatch: batch})
 				if err != nil {
 					b.Fatal(err)
 				}
 				for i := range n {
+					if row.ttl > 60 && i%1000 == 999 {
+						m.Add(time.Second)
+					}
 					doc := fmt.Appendf(nil, `{"id":"user-%07d","name":"Ada Lovelace","email":"ada%d@example.com","tags":["a","b","c"],"score":%d.5,"active":true,"address":{"city":"London","zip":"N1 %d"}}`, i, i, i%100, i%10)
 					if _, err := c.Upsert(doc); err != nil {
 						b.Fatal(err)
 					}
 				}
-				m.Add(time.Hour)
+				m.Add(time.Hour + 1000*time.Second)
 				now := c.now()
 				var buf sweepBuffers
 				runtime.ReadMemStats(&ms)
