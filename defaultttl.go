@@ -139,7 +139,7 @@ func (c *Collection) recountFixedLocked() {
 	}
 	var docs, bytes int64
 	for i := range c.shards {
-		for _, e := range c.shards[i].index.never.items {
+		for _, e := range c.shards[i].index.near.never.items {
 			docs++
 			bytes += weigh(e)
 		}

@@ -7,14 +7,21 @@ import (
 	"github.com/google/btree"
 )
 
-// expiryIndex orders the entries of one shard that can expire by expiry
+// expiryTree orders the entries of one shard that can expire by expiry
 // second, so that the earliest is found at once, and keeps the entries that
 // cannot expire apart (never). Every entry of the shard is in exactly one of
 // the two, so the live entries can be listed without visiting the expired
 // ones, and the sweeper, which looks only at the ordered part, never sees an
 // entry that cannot expire (R10).
 //
-// The index is three files: this one keeps the tree (placing and removing
+// A shard's index (expiryIndex, expiry_far.go) is two trees: near, exact
+// as this comment describes, and far, tagged farTag, whose keys round the
+// expiry second down to farWidth so that expiries spread over a minute are
+// inserted at one or two places (see "Spread expiries" below). In the far
+// tree a leaf's soonest stays exact, but its keys, low, high and last are
+// coarse, and only expiry_far.go reads it.
+//
+// The tree is three files: this one keeps the tree (placing and removing
 // entries, finding a key's leaf), expiry_index_leaf.go the leaves and the
 // key, expiry_index_scan.go what is read in order of expiry (the earliest
 // second, pops, counts, listings), and expiry_index_check.go checks the
@@ -99,7 +106,10 @@ import (
 // # Spread expiries
 //
 // Inserts whose expiries spread over many seconds at once cost more than
-// inserts that share one, and this index does not hide it. With one
+// inserts that share one in an exact tree, which is why a shard keeps a
+// far tree for expiries farLead or more after their _ts (expiry_far.go);
+// what follows is the exact tree's cost, which near still pays for
+// spread expiries under farLead seconds away. With one
 // second (or seconds in order, each after the last) every insert of a
 // shard goes to its last leaf, which stays in cache. With 60 seconds in
 // turn each insert goes to its second's leaf, one of 60 a shard, which the
@@ -144,12 +154,13 @@ import (
 // document.go and its callers. It keeps a narrow surface instead: the
 // methods in these files, and never.items, which SetDefaultTTL and the
 // invariants read.
-type expiryIndex struct {
+type expiryTree struct {
 	tree  *btree.BTreeG[leafRef] // the leaves, by low key
 	hints *hintTable             // nil until the tree has held hintLeaves leaves
 	last  *leaf                  // the last leaf when locate last searched; taken only while its high is maxKey and it is filed
 	freed *leaf                  // the leaf of the last removal; taken only while it holds the key (see remove)
 	never neverSet               // the entries that cannot expire
+	tag   uint8                  // 0, or farTag in the far tree, whose keys are coarse: in every key, and every lpos
 }
 
 // leafRef is a leaf as the google/btree holds it: with its low key beside
@@ -188,12 +199,14 @@ const indexDegree = 16
 
 func leafLess(a, b leafRef) bool { return a.low.less(b.low) }
 
-func newExpiryIndex() expiryIndex {
+// newExpiryTree returns an empty tree tagged tag: 0 for exact keys, farTag
+// for the far tree's coarse ones (expiry_far.go).
+func newExpiryTree(tag uint8) expiryTree {
 	// A small free list: leaves come and go every leafCap/4 entries at
 	// most, and the default list (32 nodes) would cost 256 bytes in each
 	// of the numShards shards of every collection.
 	tree := btree.NewWithFreeListG(indexDegree, leafLess, btree.NewFreeListG[leafRef](2))
-	return expiryIndex{tree: tree}
+	return expiryTree{tree: tree, tag: tag}
 }
 
 // locate returns the leaf whose range holds k; nil when k comes before
@@ -202,12 +215,12 @@ func newExpiryIndex() expiryIndex {
 // k's second, then the first leaf (the oldest entries of one TTL are
 // there: rewriting documents in the order they were written removes each
 // from it), and then searches.
-func (x *expiryIndex) locate(k key) *leaf {
+func (x *expiryTree) locate(k key) *leaf {
 	if t := x.last; t != nil && t.high == maxKey && t.items != nil && !k.less(t.low) {
 		return t
 	}
 	if x.hints != nil {
-		if h := &x.hints[uint64(k.exp)%hintSlots]; h.exp == k.exp && h.l != nil && h.l.holds(k) {
+		if h := &x.hints[x.slot(k.exp)]; h.exp == k.exp && h.l != nil && h.l.holds(k) {
 			return h.l
 		}
 	}
@@ -233,16 +246,25 @@ func (x *expiryIndex) locate(k key) *leaf {
 
 // hint remembers that the last insert at second exp went to l. The last
 // leaf needs no hint: locate tries it first.
-func (x *expiryIndex) hint(exp int64, l *leaf) {
+func (x *expiryTree) hint(exp int64, l *leaf) {
 	if x.hints != nil && l.high != maxKey {
-		h := &x.hints[uint64(exp)%hintSlots]
+		h := &x.hints[x.slot(exp)]
 		h.exp, h.l = exp, l
 	}
 }
 
+// slot is the hint for a key whose exp is exp: in the far tree, whose
+// keys' exps are multiples of farWidth, by bucket.
+func (x *expiryTree) slot(exp int64) uint64 {
+	if x.tag != 0 {
+		exp >>= farShift
+	}
+	return uint64(exp) % hintSlots
+}
+
 // file adds l to the tree, under l.low; the caller has set the high of the
 // leaf before it, if any, to l.low.
-func (x *expiryIndex) file(l *leaf) {
+func (x *expiryTree) file(l *leaf) {
 	x.tree.ReplaceOrInsert(leafRef{low: l.low, l: l})
 	if x.hints == nil && x.tree.Len() >= hintLeaves {
 		x.hints = new(hintTable)
@@ -252,7 +274,7 @@ func (x *expiryIndex) file(l *leaf) {
 // unfile removes l from the tree, and empties it so that no hint takes it
 // for a filed leaf. prev is the leaf before it, whose range takes over l's;
 // nil if l is the first.
-func (x *expiryIndex) unfile(l, prev *leaf) {
+func (x *expiryTree) unfile(l, prev *leaf) {
 	if prev != nil {
 		prev.high = l.high
 	}
@@ -264,13 +286,13 @@ func (x *expiryIndex) unfile(l, prev *leaf) {
 }
 
 // minLeaf returns the first leaf, nil if there is none.
-func (x *expiryIndex) minLeaf() *leaf {
+func (x *expiryTree) minLeaf() *leaf {
 	r, _ := x.tree.Min()
 	return r.l
 }
 
 // next returns the leaf after l, nil if l is the last.
-func (x *expiryIndex) next(l *leaf) *leaf {
+func (x *expiryTree) next(l *leaf) *leaf {
 	if l.high == maxKey {
 		return nil
 	}
@@ -281,7 +303,7 @@ func (x *expiryIndex) next(l *leaf) *leaf {
 // prev returns the leaf before l, nil if l is the first (found without a
 // search: the first leaf is where rewrites in the order of writing drain
 // their old entries, merging on every removal once it is below a quarter).
-func (x *expiryIndex) prev(l *leaf) *leaf {
+func (x *expiryTree) prev(l *leaf) *leaf {
 	if first, _ := x.tree.Min(); first.l == l {
 		return nil
 	}
@@ -297,7 +319,7 @@ func (x *expiryIndex) prev(l *leaf) *leaf {
 }
 
 // insert adds e, which expires at exp.
-func (x *expiryIndex) insert(e *entry, exp int64) {
+func (x *expiryTree) insert(e *entry, exp int64) {
 	if exp == neverExpires {
 		e.pos = int32(len(x.never.items))
 		x.never.items = append(x.never.items, e)
@@ -309,22 +331,22 @@ func (x *expiryIndex) insert(e *entry, exp int64) {
 		panic("ttlstore: expiry index: expiry not within an int32 of _ts")
 	}
 	e.pos = int32(off)
-	k := keyOf(e)
+	k := keyOf(e, x.tag)
 	l := x.locate(k)
 	switch {
 	case l == nil:
-		l = x.insertFirst(k, e)
+		l = x.insertFirst(k, e, exp)
 	case len(l.items) < leafCap:
-		l.add(k, e)
+		l.add(k, e, exp, x.tag)
 	case l.last.less(k):
 		// Full, and e comes after all of its entries: e starts a
 		// leaf of its own, which takes the rest of l's range.
-		n := newLeaf(k, l.high, e)
+		n := newLeaf(k, l.high, e, exp, x.tag)
 		l.high = k
 		x.file(n)
 		l = n
 	default:
-		r := l.split(k, e)
+		r := l.split(k, e, x.tag)
 		x.file(r)
 		if r.holds(k) {
 			l = r
@@ -333,30 +355,30 @@ func (x *expiryIndex) insert(e *entry, exp int64) {
 	x.hint(k.exp, l)
 }
 
-// insertFirst adds e, whose key k comes before every leaf's range, and
-// returns the leaf it went to: a leaf of its own if the first is full
+// insertFirst adds e, whose key k comes before every leaf's range and which
+// expires at exp, and returns the leaf it went to: a leaf of its own if the first is full
 // (entries written in reverse order of expiry) or there is none, else the
 // first, refiled under k.
-func (x *expiryIndex) insertFirst(k key, e *entry) *leaf {
+func (x *expiryTree) insertFirst(k key, e *entry, exp int64) *leaf {
 	first := x.minLeaf()
 	if first == nil || len(first.items) == leafCap {
 		high := maxKey
 		if first != nil {
 			high = first.low
 		}
-		l := newLeaf(k, high, e)
+		l := newLeaf(k, high, e, exp, x.tag)
 		x.file(l)
 		return l
 	}
 	x.tree.Delete(leafRef{low: first.low})
 	first.low = k
 	x.file(first)
-	first.add(k, e)
+	first.add(k, e, exp, x.tag)
 	return first
 }
 
 // remove deletes e, which must have been inserted with expiry exp.
-func (x *expiryIndex) remove(e *entry, exp int64) {
+func (x *expiryTree) remove(e *entry, exp int64) {
 	if exp == neverExpires {
 		items := x.never.items
 		last := len(items) - 1
@@ -370,7 +392,7 @@ func (x *expiryIndex) remove(e *entry, exp int64) {
 	// Removals often come in order of expiry (evictions of the oldest
 	// documents, deletes of a queue's head): the next one's leaf is
 	// often the last one's, which then saves a search of the tree.
-	k := keyOf(e)
+	k := keyOf(e, x.tag)
 	l := x.freed
 	if l == nil || !l.holds(k) {
 		l = x.locate(k)
@@ -380,7 +402,7 @@ func (x *expiryIndex) remove(e *entry, exp int64) {
 	if l != nil {
 		// e's place, if lpos still holds it; else look for e by
 		// address: the leaf's pointers are in one array.
-		if p := int(e.lpos); p < len(l.items) && l.items[p] == e {
+		if p := int(e.lpos &^ x.tag); p < len(l.items) && l.items[p] == e {
 			i = p
 		} else {
 			i = slices.Index(l.items, e)
@@ -390,7 +412,7 @@ func (x *expiryIndex) remove(e *entry, exp int64) {
 		panic("ttlstore: expiry index: removing an entry it does not hold")
 	}
 	switch {
-	case l.remove(i, k):
+	case l.remove(i, exp, x.tag):
 		x.unfile(l, x.prev(l))
 	case len(l.items) < leafCap/4:
 		x.merge(l)
@@ -399,10 +421,10 @@ func (x *expiryIndex) remove(e *entry, exp int64) {
 
 // absorb moves the entries of from, the leaf after into, into it, and
 // unfiles from.
-func (x *expiryIndex) absorb(into, from *leaf) {
+func (x *expiryTree) absorb(into, from *leaf) {
 	n := len(into.items)
 	into.items = appendItems(into.items, from.items...)
-	place(into.items, n)
+	place(into.items, n, x.tag)
 	into.soon.merge(from.soon)
 	into.last = from.last
 	x.unfile(from, into)
@@ -411,7 +433,7 @@ func (x *expiryIndex) absorb(into, from *leaf) {
 // merge moves the entries of l, a leaf emptied below a quarter, into a
 // neighbour that has room for them, or the next leaf's into l; failing
 // that, it moves them to a smaller array if theirs is mostly empty.
-func (x *expiryIndex) merge(l *leaf) {
+func (x *expiryTree) merge(l *leaf) {
 	if next := x.next(l); next != nil && len(l.items)+len(next.items) <= leafCap {
 		x.absorb(l, next)
 		return

@@ -21,7 +21,7 @@ import "fmt"
 //
 // It is for tests: checkInvariants runs it, and
 // TestExpiryIndexCheckCatches breaks each promise to see it fail.
-func (x *expiryIndex) check() error {
+func (x *expiryTree) check() error {
 	var err error
 	var prev *leaf
 	x.tree.Ascend(func(r leafRef) bool {
@@ -60,7 +60,7 @@ func (x *expiryIndex) check() error {
 
 // checkLeaf verifies the leaf r files, which comes after prev (nil for the
 // first), for check.
-func (x *expiryIndex) checkLeaf(r leafRef, prev *leaf) error {
+func (x *expiryTree) checkLeaf(r leafRef, prev *leaf) error {
 	l := r.l
 	if len(l.items) == 0 || cap(l.items) > leafCap {
 		return fmt.Errorf("a leaf holds %d entries in room for %d", len(l.items), cap(l.items))
@@ -69,7 +69,7 @@ func (x *expiryIndex) checkLeaf(r leafRef, prev *leaf) error {
 	for _, e := range l.items {
 		soon.add(expiryOf(e))
 	}
-	switch least := l.least(); {
+	switch least := l.least(x.tag); {
 	case r.low != l.low:
 		return fmt.Errorf("a leaf with low key %+v is filed under %+v", l.low, r.low)
 	case least.less(l.low):
@@ -81,10 +81,39 @@ func (x *expiryIndex) checkLeaf(r leafRef, prev *leaf) error {
 	case l.soon != soon:
 		return fmt.Errorf("a leaf's soonest is %+v, its entries' %+v", l.soon, soon)
 	}
-	for _, e := range l.items {
-		if k := keyOf(e); l.last.less(k) {
+	for i, e := range l.items {
+		if k := keyOf(e, x.tag); l.last.less(k) {
 			return fmt.Errorf("%q has key %+v, after its leaf's last %+v", e.key(), k, l.last)
 		}
+		if e.lpos != uint8(i)|x.tag {
+			return fmt.Errorf("%q is at %d of its leaf, its lpos says %d (tag %d)", e.key(), i, e.lpos, x.tag)
+		}
+	}
+	return nil
+}
+
+// check verifies both trees (expiryTree.check), that far holds no entry
+// that cannot expire, and that farSoon is exactly the earliest expiry of
+// far's entries and their count.
+func (x *expiryIndex) check() error {
+	if err := x.near.check(); err != nil {
+		return fmt.Errorf("near: %w", err)
+	}
+	var soon soonest
+	if x.far != nil {
+		if err := x.far.check(); err != nil {
+			return fmt.Errorf("far: %w", err)
+		}
+		if n := len(x.far.never.items); n > 0 {
+			return fmt.Errorf("far holds %d entries that never expire", n)
+		}
+		x.far.ascend(func(_ *entry, exp int64) bool {
+			soon.add(exp)
+			return true
+		})
+	}
+	if soon != x.farSoon {
+		return fmt.Errorf("far's soonest is %+v, its entries' %+v", x.farSoon, soon)
 	}
 	return nil
 }

@@ -50,17 +50,45 @@ func TestEntryHeaderSize(t *testing.T) {
 }
 
 func TestExpiryIndexAgainstModel(t *testing.T) {
+	t.Run("tree", func(t *testing.T) {
+		runIndexModel(t, func() indexUnderTest { x := newExpiryTree(0); return &x }, true)
+	})
+	t.Run("near and far", func(t *testing.T) {
+		runIndexModel(t, func() indexUnderTest { x := newExpiryIndex(); return &x }, false)
+	})
+}
+
+// indexUnderTest is what TestExpiryIndexAgainstModel runs: an exact tree
+// alone, or a shard's index of two.
+type indexUnderTest interface {
+	insert(e *entry, exp int64)
+	remove(e *entry, exp int64)
+	check() error
+	min() int64
+	ascend(fn func(e *entry, exp int64) bool)
+	countExpired(now int64) int
+	appendLive(now int64, out []*entry) []*entry
+	popExpired(now int64, max int, out []slot) []slot
+	soonest(except string, others map[string]struct{}) (*entry, int64)
+	rebuild(entries []*entry, exp func(*entry) int64)
+}
+
+// runIndexModel is TestExpiryIndexAgainstModel on the indexes mk makes. A
+// pop of the exact tree takes min(max, expired) entries; one of the index
+// of two may take fewer while it drains far (at least one, or some of far,
+// each time), and pops until none is expired end.
+func runIndexModel(t *testing.T, mk func() indexUnderTest, exactPops bool) {
 	maxOps := 600
 	if raceRepeat(t) {
 		maxOps = 60 // no goroutines here: repeats under -race add little
 	}
 	rapid.Check(t, func(rt *rapid.T) {
-		x := newExpiryIndex()
+		x := mk()
 		model := map[*entry]int64{}
 		var held []*entry // the entries in model, for drawing one
 		etag := uint64(0)
 		now := int64(1000)
-		width := rapid.SampledFrom([]int64{1, 3, 60, 10_000}).Draw(rt, "width")
+		width := rapid.SampledFrom([]int64{1, 3, 60, 300, 10_000}).Draw(rt, "width")
 		never := rapid.Float64Range(0, 0.2).Draw(rt, "never")
 		check := func(op string) {
 			if err := x.check(); err != nil {
@@ -83,14 +111,6 @@ func TestExpiryIndexAgainstModel(t *testing.T) {
 			})
 			if n != len(model) {
 				rt.Fatalf("after %s: ascend gives %d entries, want %d", op, n, len(model))
-			}
-			// lpos is a hint, but kept exact: a removal never searches.
-			for _, l := range leaves(&x) {
-				for j, e := range l.items {
-					if int(e.lpos) != j {
-						rt.Fatalf("after %s: %q is at %d of its leaf, its lpos says %d", op, e.key(), j, e.lpos)
-					}
-				}
 			}
 		}
 		drop := func(e *entry) {
@@ -145,17 +165,33 @@ func TestExpiryIndexAgainstModel(t *testing.T) {
 						rt.Fatalf("op %d: appendLive gives %q, expired at %d", i, e.key(), model[e])
 					}
 				}
-				popped := x.popExpired(now, max, nil)
-				if len(popped) != min(max, expired) {
-					rt.Fatalf("op %d: popped %d of %d expired, max %d", i, len(popped), expired, max)
-				}
-				for _, sl := range popped {
-					if exp, ok := model[sl.e]; !ok || exp != sl.exp || !isExpired(exp, now) {
-						rt.Fatalf("op %d: popped %q at %d (model: %d, %v) at %d", i, sl.e.key(), sl.exp, exp, ok, now)
+				// A pop; and, one time in two, a sweep: pops until
+				// nothing has expired, each a batch.
+				sweep := rapid.Bool().Draw(rt, "sweep")
+				rounds := len(model) + 2 // each pops or drains one at least
+				for round := 0; ; round++ {
+					popped := x.popExpired(now, max, nil)
+					if exactPops && len(popped) != min(max, expired) || len(popped) > min(max, expired) {
+						rt.Fatalf("op %d: popped %d of %d expired, max %d", i, len(popped), expired, max)
 					}
-					drop(sl.e)
+					for _, sl := range popped {
+						if exp, ok := model[sl.e]; !ok || exp != sl.exp || !isExpired(exp, now) {
+							rt.Fatalf("op %d: popped %q at %d (model: %d, %v) at %d", i, sl.e.key(), sl.exp, exp, ok, now)
+						}
+						drop(sl.e)
+					}
+					expired -= len(popped)
+					check("popExpired")
+					if !sweep || !isExpired(x.min(), now) {
+						break
+					}
+					if round > rounds {
+						rt.Fatalf("op %d: %d pops of %d have not taken the %d expired", i, round, max, expired)
+					}
 				}
-				check("popExpired")
+				if sweep && expired != 0 {
+					rt.Fatalf("op %d: a sweep left %d expired", i, expired)
+				}
 			case op == 8 && len(held) > 0: // the soonest, but for one
 				except := held[rapid.IntRange(0, len(held)-1).Draw(rt, "except")].key()
 				var others map[string]struct{} // a batch's other ids
@@ -196,7 +232,7 @@ func TestExpiryIndexAgainstModel(t *testing.T) {
 // arrays, its hints, and the google/btree's nodes (counted as full:
 // 2*indexDegree-1 pointers and as many children, and the node). Objects
 // that hold pointers and are over 512 bytes count the allocator's header.
-func indexBytes(x *expiryIndex) int {
+func indexBytes(x *expiryTree) int {
 	b := 0
 	x.tree.Ascend(func(r leafRef) bool {
 		b += allocSize(int(unsafe.Sizeof(*r.l))) + itemsBytes(cap(r.l.items))
@@ -224,7 +260,7 @@ func TestExpiryIndexBytesPerEntry(t *testing.T) {
 	for _, sp := range spreads {
 		t.Run(sp.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
-			x := newExpiryIndex()
+			x := newExpiryTree(0)
 			for i := range n {
 				e := indexEntry(fmt.Sprint(i), 1000, uint64(i+1)*numShards)
 				x.insert(e, sp.spread(rng, i, n))
@@ -243,9 +279,9 @@ func TestExpiryIndexBytesPerEntry(t *testing.T) {
 // hintedIndex returns an index of n entries written at second 1000 whose
 // expiries take the 60 seconds from 4600 in turn, and ten that never
 // expire: enough leaves (n of 3,000 or more) for it to keep hints.
-func hintedIndex(t *testing.T, n int) (*expiryIndex, []*entry) {
+func hintedIndex(t *testing.T, n int) (*expiryTree, []*entry) {
 	t.Helper()
-	x := newExpiryIndex()
+	x := newExpiryTree(0)
 	es := make([]*entry, 0, n+10)
 	for i := range n + 10 {
 		e := indexEntry(fmt.Sprint(i), 1000, uint64(i+1)*numShards)
@@ -263,7 +299,7 @@ func hintedIndex(t *testing.T, n int) (*expiryIndex, []*entry) {
 }
 
 // leaves returns x's leaves in order.
-func leaves(x *expiryIndex) []*leaf {
+func leaves(x *expiryTree) []*leaf {
 	var ls []*leaf
 	x.tree.Ascend(func(r leafRef) bool {
 		ls = append(ls, r.l)
@@ -279,48 +315,48 @@ func leaves(x *expiryIndex) []*leaf {
 func TestExpiryIndexCheckCatches(t *testing.T) {
 	cases := []struct {
 		name    string
-		breakIt func(x *expiryIndex, ls []*leaf, es []*entry)
+		breakIt func(x *expiryTree, ls []*leaf, es []*entry)
 		want    string
 	}{
-		{"a leaf over leafCap", func(x *expiryIndex, ls []*leaf, _ []*entry) {
+		{"a leaf over leafCap", func(x *expiryTree, ls []*leaf, _ []*entry) {
 			ls[3].items = append(make([]*entry, 0, 2*leafCap), ls[3].items...)
 		}, "in room for"},
-		{"an empty leaf filed", func(x *expiryIndex, ls []*leaf, _ []*entry) {
+		{"an empty leaf filed", func(x *expiryTree, ls []*leaf, _ []*entry) {
 			ls[3].items = ls[3].items[:0]
 		}, "holds 0 entries"},
-		{"a leaf filed under a key not its low", func(x *expiryIndex, ls []*leaf, _ []*entry) {
+		{"a leaf filed under a key not its low", func(x *expiryTree, ls []*leaf, _ []*entry) {
 			ls[3].low.etag--
 		}, "is filed under"},
-		{"a leaf's low after its least key", func(x *expiryIndex, ls []*leaf, _ []*entry) {
+		{"a leaf's low after its least key", func(x *expiryTree, ls []*leaf, _ []*entry) {
 			x.tree.Delete(leafRef{low: ls[3].low})
 			ls[3].low = ls[3].last
 			x.tree.ReplaceOrInsert(leafRef{low: ls[3].low, l: ls[3]})
 		}, "is after its least"},
-		{"a leaf's last not before its high", func(x *expiryIndex, ls []*leaf, _ []*entry) {
+		{"a leaf's last not before its high", func(x *expiryTree, ls []*leaf, _ []*entry) {
 			ls[3].last = ls[3].high
 		}, "is not before its high"},
-		{"a leaf's high short of the next leaf's low", func(x *expiryIndex, ls []*leaf, _ []*entry) {
+		{"a leaf's high short of the next leaf's low", func(x *expiryTree, ls []*leaf, _ []*entry) {
 			ls[3].high = ls[3].last
 			ls[3].high.addr++
 		}, "is not the next leaf's low"},
-		{"the last leaf's high short of maxKey", func(x *expiryIndex, ls []*leaf, _ []*entry) {
+		{"the last leaf's high short of maxKey", func(x *expiryTree, ls []*leaf, _ []*entry) {
 			l := ls[len(ls)-1]
 			l.high = l.last
 			l.high.addr++
 		}, "the last leaf's high"},
-		{"a leaf's soonest miscounted", func(x *expiryIndex, ls []*leaf, _ []*entry) {
+		{"a leaf's soonest miscounted", func(x *expiryTree, ls []*leaf, _ []*entry) {
 			ls[3].soon.n++
 		}, "soonest"},
-		{"an entry after its leaf's last", func(x *expiryIndex, ls []*leaf, _ []*entry) {
-			ls[3].last = ls[3].least()
+		{"an entry after its leaf's last", func(x *expiryTree, ls []*leaf, _ []*entry) {
+			ls[3].last = ls[3].least(0)
 		}, "after its leaf's last"},
-		{"a hint naming a leaf not filed", func(x *expiryIndex, ls []*leaf, es []*entry) {
+		{"a hint naming a leaf not filed", func(x *expiryTree, ls []*leaf, es []*entry) {
 			x.hints[5].l = &leaf{low: ls[3].low, items: []*entry{es[0]}}
 		}, "not filed"},
-		{"last naming a leaf not filed", func(x *expiryIndex, ls []*leaf, es []*entry) {
+		{"last naming a leaf not filed", func(x *expiryTree, ls []*leaf, es []*entry) {
 			x.last = &leaf{low: ls[len(ls)-1].low, high: maxKey, items: []*entry{es[0]}}
 		}, "not the last leaf"},
-		{"an entry that never expires away from its pos", func(x *expiryIndex, _ []*leaf, _ []*entry) {
+		{"an entry that never expires away from its pos", func(x *expiryTree, _ []*leaf, _ []*entry) {
 			x.never.items[2].pos = 7
 		}, "never expire"},
 	}
@@ -383,7 +419,7 @@ func TestExpiryIndexHints(t *testing.T) {
 			}
 		}
 		for _, e := range es[:5000] {
-			k := keyOf(e)
+			k := keyOf(e, 0)
 			got := x.locate(k)
 			require.True(t, got.holds(k), "%q went to a leaf whose range does not hold it", e.key())
 		}
@@ -413,7 +449,9 @@ func TestExpiryIndexHints(t *testing.T) {
 
 // BenchmarkExpiryIndexSpread inserts into the index alone what
 // BenchmarkExpirySpread's collections insert: n entries of 90-byte
-// documents written at one second, each to one of numShards indexes drawn
+// documents written at one second, an hour before they expire (so in the
+// far tree, expiry_far.go; tree=exact inserts into exact trees alone, as
+// before the far tree), each to one of numShards indexes drawn
 // at random with the _etags of each in turn, expiring at one second, at 60
 // in turn, or each at its own. ns/op is one insert. Without the JSON, the
 // table and the garbage collector (off while the timer runs), it shows
@@ -430,37 +468,46 @@ func BenchmarkExpiryIndexSpread(b *testing.B) {
 	for _, n := range []int{100_000, 1_000_000} {
 		for _, sp := range spreads {
 			b.Run(fmt.Sprintf("spread=%s/n=%dk", sp.name, n/1000), func(b *testing.B) {
-				defer debug.SetGCPercent(debug.SetGCPercent(-1))
-				rng := rand.New(rand.NewPCG(1, 2))
-				shards := make([]uint8, n)
-				for i := range shards {
-					shards[i] = uint8(rng.IntN(numShards))
-				}
-				b.ReportAllocs()
-				b.ResetTimer()
-				for range b.N {
-					b.StopTimer()
-					runtime.GC()
-					es := make([]*entry, n)
-					for i := range es {
-						es[i], _ = newEntry(90)
-						es[i].ts = 1000
-					}
-					var xs [numShards]expiryIndex
-					var etags [numShards]uint64
-					for i := range xs {
-						xs[i] = newExpiryIndex()
-					}
-					b.StartTimer()
-					for i, e := range es {
-						s := shards[i]
-						etags[s]++
-						e.etag = etags[s]
-						xs[s].insert(e, sp.exp(i))
-					}
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/op")
+				benchIndexSpread(b, n, sp.exp, func() indexUnderTest { x := newExpiryIndex(); return &x })
+			})
+			b.Run(fmt.Sprintf("spread=%s/n=%dk/tree=exact", sp.name, n/1000), func(b *testing.B) {
+				benchIndexSpread(b, n, sp.exp, func() indexUnderTest { x := newExpiryTree(0); return &x })
 			})
 		}
 	}
+}
+
+// benchIndexSpread is a row of BenchmarkExpiryIndexSpread: n inserts into
+// numShards indexes that mk makes.
+func benchIndexSpread(b *testing.B, n int, exp func(i int) int64, mk func() indexUnderTest) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	rng := rand.New(rand.NewPCG(1, 2))
+	shards := make([]uint8, n)
+	for i := range shards {
+		shards[i] = uint8(rng.IntN(numShards))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		runtime.GC()
+		es := make([]*entry, n)
+		for i := range es {
+			es[i], _ = newEntry(90)
+			es[i].ts = 1000
+		}
+		var xs [numShards]indexUnderTest
+		var etags [numShards]uint64
+		for i := range xs {
+			xs[i] = mk()
+		}
+		b.StartTimer()
+		for i, e := range es {
+			s := shards[i]
+			etags[s]++
+			e.etag = etags[s]
+			xs[s].insert(e, exp(i))
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/op")
 }

@@ -24,7 +24,9 @@ import (
 //   - last is no less than the greatest key of its entries, and less than
 //     high.
 //   - soon is exactly the earliest expiry second of its entries and how
-//     many expire then.
+//     many expire then, in the far tree too, whose keys are coarse.
+//   - Each entry's lpos is its place in the array, with its tree's tag
+//     (0, or farTag in the far tree: expiry_far.go).
 //
 // The keys of a leaf's entries are not kept in the leaf: a key is read from
 // its entry's header (keyOf), so a leaf costs 8 bytes an entry. Keeping the
@@ -57,9 +59,16 @@ func (a key) less(b key) bool {
 	return a.addr < b.addr
 }
 
-// keyOf is the key of e, which is in the ordered part.
-func keyOf(e *entry) key {
-	return key{exp: expiryOf(e), etag: e.etag, addr: uintptr(unsafe.Pointer(e))}
+// keyOf is the key of e, which is in the ordered part, in a tree tagged
+// tag: its expiry second in the exact tree (tag 0), the second rounded
+// down to a multiple of farWidth in the far tree (farTag; see
+// expiry_far.go).
+func keyOf(e *entry, tag uint8) key {
+	exp := expiryOf(e)
+	if tag != 0 {
+		exp &^= farWidth - 1
+	}
+	return key{exp: exp, etag: e.etag, addr: uintptr(unsafe.Pointer(e))}
 }
 
 // expiryOf is the expiry second of e, which is in the ordered part.
@@ -152,55 +161,58 @@ func (l *leaf) recount() {
 	}
 }
 
-// least returns the least key of l's entries.
-func (l *leaf) least() key {
-	k := keyOf(l.items[0])
+// least returns the least key of l's entries, l being in a tree tagged
+// tag.
+func (l *leaf) least(tag uint8) key {
+	k := keyOf(l.items[0], tag)
 	for _, e := range l.items[1:] {
-		if ek := keyOf(e); ek.less(k) {
+		if ek := keyOf(e, tag); ek.less(k) {
 			k = ek
 		}
 	}
 	return k
 }
 
-// newLeaf returns a leaf holding only e, whose key is k, with range [k,
-// high).
-func newLeaf(k, high key, e *entry) *leaf {
-	l := &leaf{low: k, high: high, last: k, items: make([]*entry, 1, 8), soon: soonest{exp: k.exp, n: 1}}
+// newLeaf returns a leaf of a tree tagged tag holding only e, whose key is
+// k and expiry exp, with range [k, high).
+func newLeaf(k, high key, e *entry, exp int64, tag uint8) *leaf {
+	l := &leaf{low: k, high: high, last: k, items: make([]*entry, 1, 8), soon: soonest{exp: exp, n: 1}}
 	l.items[0] = e
-	e.lpos = 0
+	e.lpos = tag
 	return l
 }
 
-// add appends e, whose key k lies in l's range, to l, which is not full.
-func (l *leaf) add(k key, e *entry) {
-	e.lpos = uint8(len(l.items))
+// add appends e, whose key k lies in l's range and which expires at exp,
+// to l, which is not full and in a tree tagged tag.
+func (l *leaf) add(k key, e *entry, exp int64, tag uint8) {
+	e.lpos = uint8(len(l.items)) | tag
 	if len(l.items) < cap(l.items) {
 		l.items = append(l.items, e) // inlined: appendItems is a call
 	} else {
 		l.items = appendItems(l.items, e)
 	}
-	l.soon.add(k.exp)
+	l.soon.add(exp)
 	if l.last.less(k) {
 		l.last = k
 	}
 }
 
-// remove takes out the entry at i, whose key is k, and reports whether
-// that left l empty. The last entry takes its place (and learns it: lpos).
-func (l *leaf) remove(i int, k key) (empty bool) {
+// remove takes out the entry at i, which expires at exp, and reports
+// whether that left l empty. The last entry takes its place (and learns
+// it: lpos, with the tag of l's tree).
+func (l *leaf) remove(i int, exp int64, tag uint8) (empty bool) {
 	last := len(l.items) - 1
 	if i != last {
 		moved := l.items[last]
 		l.items[i] = moved
-		moved.lpos = uint8(i)
+		moved.lpos = uint8(i) | tag
 	}
 	l.items[last] = nil
 	l.items = l.items[:last]
 	if last == 0 {
 		return true
 	}
-	if k.exp == l.soon.exp {
+	if exp == l.soon.exp {
 		if l.soon.n--; l.soon.n == 0 {
 			l.recount() // the last to expire at its earliest second
 		}
@@ -209,10 +221,10 @@ func (l *leaf) remove(i int, k key) (empty bool) {
 }
 
 // place tells each entry of items from the one at from on its place
-// there (lpos).
-func place(items []*entry, from int) {
+// there (lpos), in a tree tagged tag.
+func place(items []*entry, from int, tag uint8) {
 	for i := from; i < len(items); i++ {
-		items[i].lpos = uint8(i)
+		items[i].lpos = uint8(i) | tag
 	}
 }
 
@@ -241,15 +253,15 @@ type keyed struct {
 // written after e in order of expiry (another second's, or another TTL's)
 // go on at the end of l. But neither keeps under a quarter of them: if e
 // is nearer an end than that, the split is at a quarter, in key order.
-// The new leaf's range is the rest of l's.
-func (l *leaf) split(k key, e *entry) *leaf {
+// The new leaf's range is the rest of l's. l is in a tree tagged tag.
+func (l *leaf) split(k key, e *entry, tag uint8) *leaf {
 	var buf [leafCap + 1]keyed
 	all := buf[:len(l.items)+1]
 	// Every key is loaded before any is compared, so that no branch
 	// waits on a load: the processor then overlaps the loads' cache
 	// misses (entries are scattered over the heap).
 	for i, f := range l.items {
-		all[i] = keyed{keyOf(f), f}
+		all[i] = keyed{keyOf(f, tag), f}
 	}
 	all[len(l.items)] = keyed{k, e}
 	rank := 0 // how many entries of l come before e
@@ -269,19 +281,28 @@ func (l *leaf) split(k key, e *entry) *leaf {
 	var lsoon, rsoon soonest
 	for _, f := range all {
 		if pivot.less(f.k) {
-			f.e.lpos = uint8(len(right))
+			f.e.lpos = uint8(len(right)) | tag
 			right = append(right, f.e)
 			r.low = minKey(r.low, f.k)
-			rsoon.add(f.k.exp)
+			rsoon.add(exact(f.k, f.e, tag))
 		} else {
-			f.e.lpos = uint8(len(left))
+			f.e.lpos = uint8(len(left)) | tag
 			left = append(left, f.e)
-			lsoon.add(f.k.exp)
+			lsoon.add(exact(f.k, f.e, tag))
 		}
 	}
 	r.items, r.soon = right, rsoon
 	l.items, l.soon, l.last, l.high = left, lsoon, pivot, r.low
 	return r
+}
+
+// exact is the expiry second of e, whose key in a tree tagged tag is k:
+// k's own in the exact tree, where it costs no load.
+func exact(k key, e *entry, tag uint8) int64 {
+	if tag == 0 {
+		return k.exp
+	}
+	return expiryOf(e)
 }
 
 func minKey(a, b key) key {

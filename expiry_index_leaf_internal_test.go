@@ -21,9 +21,9 @@ func fullLeaf(exp func(i int) int64) (*leaf, []*entry) {
 		e := indexEntry(fmt.Sprint(i), 1000, uint64(i+1))
 		e.pos = int32(exp(i) - e.ts)
 		es[i] = e
-		k := keyOf(e)
+		k := keyOf(e, 0)
 		l.low = minKey(l.low, k)
-		l.add(k, e)
+		l.add(k, e, expiryOf(e), 0)
 	}
 	return l, es
 }
@@ -48,18 +48,18 @@ func TestLeafSplit(t *testing.T) {
 		// puts it among or after the others of that second.
 		e := indexEntry("new", 1000, rapid.Uint64Range(0, leafCap+1).Draw(rt, "etag"))
 		e.pos = int32(2000 + rapid.Int64Range(0, width-1).Draw(rt, "exp") - e.ts)
-		k := keyOf(e)
+		k := keyOf(e, 0)
 		if !k.less(l.last) || k.less(low) {
 			rt.Skip("not within the leaf's keys")
 		}
 		rank := 0
 		for _, f := range es {
-			if keyOf(f).less(k) {
+			if keyOf(f, 0).less(k) {
 				rank++
 			}
 		}
 
-		r := l.split(k, e)
+		r := l.split(k, e, 0)
 
 		all := append(slices.Clone(l.items), r.items...)
 		require.ElementsMatch(rt, append(es, e), all, "the parts hold every entry once")
@@ -76,7 +76,7 @@ func TestLeafSplit(t *testing.T) {
 		for _, part := range []*leaf{l, r} {
 			var soon soonest
 			for _, f := range part.items {
-				fk := keyOf(f)
+				fk := keyOf(f, 0)
 				require.False(rt, fk.less(part.low), "a key before its part's low")
 				require.False(rt, part.last.less(fk), "a key after its part's last")
 				require.True(rt, fk.less(part.high), "a key not before its part's high")
@@ -84,7 +84,7 @@ func TestLeafSplit(t *testing.T) {
 			}
 			require.Equal(rt, soon, part.soon)
 		}
-		require.Equal(rt, r.low, r.least(), "r's low is its least key")
+		require.Equal(rt, r.low, r.least(0), "r's low is its least key")
 	})
 }
 
@@ -122,14 +122,14 @@ func TestLeafRemoveKeepsSoonest(t *testing.T) {
 		l, _ := fullLeaf(func(i int) int64 { return 2000 + exps[i] })
 		for len(l.items) > 1 {
 			i := rapid.IntRange(0, len(l.items)-1).Draw(rt, "i")
-			require.False(rt, l.remove(i, keyOf(l.items[i])))
+			require.False(rt, l.remove(i, expiryOf(l.items[i]), 0))
 			var soon soonest
 			for _, f := range l.items {
 				soon.add(expiryOf(f))
 			}
 			require.Equal(rt, soon, l.soon)
 		}
-		require.True(rt, l.remove(0, keyOf(l.items[0])), "the last entry empties the leaf")
+		require.True(rt, l.remove(0, expiryOf(l.items[0]), 0), "the last entry empties the leaf")
 	})
 }
 

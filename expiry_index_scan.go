@@ -15,7 +15,7 @@ import "math"
 
 // min returns the earliest expiry second, or neverExpires when nothing can
 // expire.
-func (x *expiryIndex) min() int64 {
+func (x *expiryTree) min() int64 {
 	if l := x.minLeaf(); l != nil {
 		return l.soon.exp
 	}
@@ -24,7 +24,7 @@ func (x *expiryIndex) min() int64 {
 
 // popExpired removes up to max entries expired at second now, the earliest
 // leaves first, and appends them to out.
-func (x *expiryIndex) popExpired(now int64, max int, out []slot) []slot {
+func (x *expiryTree) popExpired(now int64, max int, out []slot) []slot {
 	for max > 0 {
 		l := x.minLeaf()
 		if l == nil || !isExpired(l.soon.exp, now) {
@@ -46,7 +46,7 @@ func (x *expiryIndex) popExpired(now int64, max int, out []slot) []slot {
 				out = append(out, slot{e: e, exp: exp})
 				max--
 			} else {
-				e.lpos = uint8(len(kept))
+				e.lpos = uint8(len(kept)) | x.tag
 				kept = append(kept, e)
 				soon.add(exp)
 			}
@@ -65,7 +65,7 @@ func (x *expiryIndex) popExpired(now int64, max int, out []slot) []slot {
 }
 
 // countExpired counts the entries expired at second now.
-func (x *expiryIndex) countExpired(now int64) int {
+func (x *expiryTree) countExpired(now int64) int {
 	n := 0
 	var cur *leaf
 	x.tree.Ascend(func(r leafRef) bool {
@@ -96,7 +96,7 @@ func (x *expiryIndex) countExpired(now int64) int {
 // appendLive appends the entries not expired at second now to out, without
 // looking at the expired ones but those in the leaf where expired and live
 // ones meet.
-func (x *expiryIndex) appendLive(now int64, out []*entry) []*entry {
+func (x *expiryTree) appendLive(now int64, out []*entry) []*entry {
 	// The last leaf filed at or before the last key of second now: the
 	// leaves before it hold only expired entries, those after it only
 	// live ones.
@@ -137,12 +137,12 @@ func (x *expiryIndex) appendLive(now int64, out []*entry) []*entry {
 // soonest returns the entry that expires soonest but for the one whose id
 // is except and those whose ids are in others (nil for none), and its
 // expiry second; nil and neverExpires when there is none. Ties go any way.
-func (x *expiryIndex) soonest(except string, others map[string]struct{}) (*entry, int64) {
+func (x *expiryTree) soonest(except string, others map[string]struct{}) (*entry, int64) {
 	var v *entry
 	var vk key
 	x.tree.Ascend(func(r leafRef) bool {
 		for _, e := range r.l.items {
-			if k := keyOf(e); (v == nil || k.less(vk)) && !excepted(e.key(), except, others) {
+			if k := keyOf(e, x.tag); (v == nil || k.less(vk)) && !excepted(e.key(), except, others) {
 				v, vk = e, k
 			}
 		}
@@ -165,7 +165,7 @@ func excepted(id, except string, others map[string]struct{}) bool {
 
 // rebuild replaces the index's contents with entries, each expiring at the
 // second exp returns for it.
-func (x *expiryIndex) rebuild(entries []*entry, exp func(*entry) int64) {
+func (x *expiryTree) rebuild(entries []*entry, exp func(*entry) int64) {
 	x.tree.Clear(false)
 	// The leaves Clear dropped keep their entries: neither the hints nor
 	// last may name one.
@@ -183,7 +183,7 @@ func (x *expiryIndex) rebuild(entries []*entry, exp func(*entry) int64) {
 // ascend calls fn on each entry with its expiry second, the leaves in
 // order but the entries of a leaf in no order, and the entries that cannot
 // expire last, until it returns false. fn must not change the index.
-func (x *expiryIndex) ascend(fn func(e *entry, exp int64) bool) {
+func (x *expiryTree) ascend(fn func(e *entry, exp int64) bool) {
 	more := true
 	x.tree.Ascend(func(r leafRef) bool {
 		for _, e := range r.l.items {

@@ -54,7 +54,7 @@ func (c *Collection) checkInvariants() error {
 		}); err != nil {
 			return err
 		}
-		for _, e := range s.index.never.items {
+		for _, e := range s.index.near.never.items {
 			fixedDocs++
 			fixedBytes += weigh(e)
 		}

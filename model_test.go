@@ -279,7 +279,7 @@ func idJSON(rt *rapid.T) string {
 // that look like a ttl but are not one (R3, R4).
 func validDoc(rt *rapid.T) []byte {
 	members := []string{`"id":` + idJSON(rt), `"v":` + strconv.Itoa(rapid.IntRange(0, 99).Draw(rt, "v"))}
-	if ttl := rapid.SampledFrom([]string{"", "-1", "1", "2", "3", "5", "10", "60", "3600", "2147483647"}).Draw(rt, "ttl"); ttl != "" {
+	if ttl := rapid.SampledFrom([]string{"", "-1", "1", "2", "3", "5", "10", "60", "200", "3600", "2147483647"}).Draw(rt, "ttl"); ttl != "" {
 		members = append(members, `"ttl":`+ttl)
 	}
 	for _, extra := range []string{`"_ts":12`, `"_etag":"forged"`, `"\u005fts":"x"`, `"TTL":5`, `"meta": {"ttl": 1}`, `"v":"dup"`} {

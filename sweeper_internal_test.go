@@ -94,8 +94,9 @@ func TestTTLOffLeavesNothingForTheSweeper(t *testing.T) {
 	assert.Equal(t, neverExpires, c.earliestExpiry())
 	for i := range c.shards {
 		x := &c.shards[i].index
-		assert.Equal(t, 0, x.tree.Len(), "with TTL off the sweeper's tree is empty")
-		assert.Equal(t, c.shards[i].docs.len(), len(x.never.items))
+		assert.Equal(t, 0, x.near.tree.Len(), "with TTL off the sweeper's trees are empty")
+		assert.Nil(t, x.far)
+		assert.Equal(t, c.shards[i].docs.len(), len(x.near.never.items))
 	}
 	require.NoError(t, c.SetDefaultTTL(TTL(Never)))
 	assert.Equal(t, int64(1), c.earliestExpiry(), "turning on again indexes the stored ttls")
