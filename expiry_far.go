@@ -28,15 +28,16 @@ import (
 // near, where they stay exact.
 //
 // A far entry leaves far by removal, or by a drain: when a sweep finds that
-// some far entry has expired, it takes first the far leaves filed under
-// keys no later than now (whole leaves, about a batch at a time): a leaf
+// some far entry has expired, it takes far's first leaves, whole, until
+// none of far's entries has expired (about a batch at a time): a leaf
 // whose every entry has expired is popped whole, as a sweep that lags or
 // a clock moved by a month finds them; the others' entries move to near,
 // sorted by exact key so that they go into near in order, and the pop goes
-// on in near. A bucket is drained when its earliest entry expires, at most
-// farWidth-1 seconds before its others. What that costs: each far entry a
-// sweep does not pop whole is inserted twice, once in far and once in near,
-// the second time by the sweeper, in order.
+// on in near. With one TTL, far's leaves are in order of expiry too, and
+// each is drained when its first entry expires; with a spread, every leaf
+// of a bucket holds its first second, and the bucket goes at once. What
+// that costs: each far entry a sweep does not pop whole is inserted twice,
+// once in far and once in near, the second time by the sweeper, in order.
 //
 // # What stays exact
 //
@@ -66,9 +67,10 @@ type expiryIndex struct {
 }
 
 const (
-	// farShift makes farWidth: 64 seconds, a minute's spread of
-	// expiries in one or two buckets.
-	farShift = 6
+	// farShift makes farWidth: 256 seconds, so that a minute's spread
+	// of expiries falls in one bucket three times in four, and in two
+	// else.
+	farShift = 8
 	// farWidth is the far tree's bucket: its keys are expiry seconds
 	// rounded down to a multiple of it.
 	farWidth = 1 << farShift
@@ -141,37 +143,43 @@ func (x *expiryIndex) farDue(now int64) bool {
 	return x.farSoon.n > 0 && isExpired(x.farSoon.exp, now)
 }
 
-// drain takes from far, when some far entry has expired at second now, the
-// leaves filed under keys no later than now, whole, until it has looked at
-// max entries or there are none left: it appends to out, up to max, those
-// of leaves whose every entry has expired (a sweep that lags, or a clock
-// moved a long way), and moves the others' entries to near, where a pop
-// finds the expired ones. It returns out and how many it appended.
+// drain takes far's first leaves, whole, while some far entry has expired
+// at second now, until it has looked at max entries: it appends to out,
+// up to max, the entries of a leaf whose every entry has expired (a sweep
+// that lags, or a clock moved a long way), and moves the others' entries
+// to near, where a pop finds the expired ones. It returns out and how many
+// it appended. Entries written in order of expiry (one TTL) fill far's
+// leaves in that order, so each leaf is drained when its own first entry
+// expires; a spread fills every leaf of a bucket with its first second,
+// so the bucket is drained whole when that second comes.
 func (x *expiryIndex) drain(now int64, max int, out []slot) ([]slot, int) {
 	if !x.farDue(now) {
 		return out, 0
 	}
 	popped := 0
-	var moved []keyed
-	for popped+len(moved) < max {
+	moved := make([]keyed, 0, max+leafCap)
+	for popped+len(moved) < max && x.farDue(now) {
 		l := x.far.minLeaf()
-		if l == nil || l.low.exp > now {
-			break
+		from, all := len(moved), true
+		for _, e := range l.items {
+			k := keyOf(e, 0)
+			moved = append(moved, keyed{k, e})
+			all = all && isExpired(k.exp, now)
 		}
-		if isExpired(bucketEnd(l.last), now) && popped+len(l.items) <= max {
-			for _, e := range l.items {
-				out = append(out, slot{e: e, exp: expiryOf(e)})
+		if all && popped+len(l.items) <= max {
+			for _, m := range moved[from:] {
+				out = append(out, slot{e: m.e, exp: m.k.exp})
 			}
 			popped += len(l.items)
-		} else {
-			if moved == nil {
-				moved = make([]keyed, 0, max+leafCap)
-			}
-			for _, e := range l.items {
-				moved = append(moved, keyed{keyOf(e, 0), e})
+			moved = moved[:from]
+		}
+		soon := l.soon
+		x.far.unfile(l, nil)
+		if soon.exp == x.farSoon.exp {
+			if x.farSoon.n -= soon.n; x.farSoon.n == 0 {
+				x.recountFar()
 			}
 		}
-		x.far.unfile(l, nil)
 	}
 	// In order of exact key, so that each goes where the last went. One
 	// TTL's entries come in order already.
@@ -181,7 +189,6 @@ func (x *expiryIndex) drain(now int64, max int, out []slot) ([]slot, int) {
 	for _, m := range moved {
 		x.near.insert(m.e, m.k.exp)
 	}
-	x.recountFar()
 	return out, popped
 }
 

@@ -20,14 +20,22 @@ import (
 // The documents expire 60 seconds after one write second, in the exact
 // tree; in the rows spread=far, an hour after it and spread over the next
 // 1,000 seconds (1,000 documents a second), so that the sweep drains the
-// far tree (expiry_far.go) as it pops.
+// far tree (expiry_far.go) as it pops. The sweep comes once all have
+// expired, or, in the row sweep=each-second, at each second of the 1,000,
+// as a sweeper that keeps up does.
 func BenchmarkSweepBatchHold(b *testing.B) {
 	const n = 1_000_000
 	for _, row := range []struct {
 		name  string
 		batch int
 		ttl   int32
-	}{{"batch=256", DefaultSweepBatch, 60}, {"batch=1024", 1024, 60}, {"batch=256/spread=far", DefaultSweepBatch, 3600}} {
+		steps int // sweeps, a second apart, the last after every expiry
+	}{
+		{"batch=256", DefaultSweepBatch, 60, 1},
+		{"batch=1024", 1024, 60, 1},
+		{"batch=256/spread=far", DefaultSweepBatch, 3600, 1},
+		{"batch=256/spread=far/sweep=each-second", DefaultSweepBatch, 3600, 1001},
+	} {
 		batch := row.batch
 		b.Run(row.name, func(b *testing.B) {
 			var holds []time.Duration
@@ -51,27 +59,34 @@ func BenchmarkSweepBatchHold(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				m.Add(time.Hour + 1000*time.Second)
-				now := c.now()
+				m.Add(time.Hour + time.Duration(1001-row.steps)*time.Second)
 				var buf sweepBuffers
 				runtime.ReadMemStats(&ms)
 				gcBefore := ms.NumGC
-				b.StartTimer()
-				for i := range c.shards {
-					s := &c.shards[i]
-					for isExpired(s.minExp.Load(), now) {
-						t0 := time.Now()
-						removed, _ := c.sweepBatch(s, now, &buf)
-						d := time.Since(t0)
-						holds = append(holds, d)
-						total += d
-						if len(removed) == 0 {
-							b.Fatal("an expired shard gave an empty batch")
+				empty := 0 // batches that drained far but popped nothing
+				for range row.steps {
+					m.Add(time.Second)
+					now := c.now()
+					b.StartTimer()
+					for i := range c.shards {
+						s := &c.shards[i]
+						for isExpired(s.minExp.Load(), now) {
+							t0 := time.Now()
+							removed, _ := c.sweepBatch(s, now, &buf)
+							d := time.Since(t0)
+							holds = append(holds, d)
+							total += d
+							if len(removed) == 0 {
+								empty++
+							}
+							buf.clear()
 						}
-						buf.clear()
 					}
+					b.StopTimer()
 				}
-				b.StopTimer()
+				if empty > len(holds)/2 {
+					b.Fatalf("%d batches of %d popped nothing", empty, len(holds))
+				}
 				runtime.ReadMemStats(&ms)
 				gcs += ms.NumGC - gcBefore
 				if st := c.Stats(); st.Live != 0 || st.Expired != 0 {
