@@ -3,6 +3,7 @@ package ttlstore
 import (
 	"cmp"
 	"slices"
+	"sync"
 )
 
 // expiryIndex is a shard's index of its entries by expiry: two trees of the
@@ -157,21 +158,19 @@ func (x *expiryIndex) drain(now int64, max int, out []slot) ([]slot, int) {
 		return out, 0
 	}
 	popped := 0
-	moved := make([]keyed, 0, max+leafCap)
+	buf := drainBufs.Get().(*[]keyed)
+	moved := (*buf)[:0]
 	for popped+len(moved) < max && x.farDue(now) {
 		l := x.far.minLeaf()
-		from, all := len(moved), true
-		for _, e := range l.items {
-			k := keyOf(e, 0)
-			moved = append(moved, keyed{k, e})
-			all = all && isExpired(k.exp, now)
-		}
-		if all && popped+len(l.items) <= max {
-			for _, m := range moved[from:] {
-				out = append(out, slot{e: m.e, exp: m.k.exp})
+		if popped+len(l.items) <= max && allExpired(l.items, now) {
+			for _, e := range l.items {
+				out = append(out, slot{e: e, exp: expiryOf(e)})
 			}
 			popped += len(l.items)
-			moved = moved[:from]
+		} else {
+			for _, e := range l.items {
+				moved = append(moved, keyed{keyOf(e, 0), e})
+			}
 		}
 		soon := l.soon
 		x.far.unfile(l, nil)
@@ -189,7 +188,24 @@ func (x *expiryIndex) drain(now int64, max int, out []slot) ([]slot, int) {
 	for _, m := range moved {
 		x.near.insert(m.e, m.k.exp)
 	}
+	clear(moved)
+	*buf = moved[:0]
+	drainBufs.Put(buf)
 	return out, popped
+}
+
+// drainBufs hold the entries a drain moves, reused: a sweep drains in
+// every batch while far has expired entries.
+var drainBufs = sync.Pool{New: func() any { return new([]keyed) }}
+
+// allExpired reports whether every entry of es has expired at second now.
+func allExpired(es []*entry, now int64) bool {
+	for _, e := range es {
+		if !isExpired(expiryOf(e), now) {
+			return false
+		}
+	}
+	return true
 }
 
 // compareKeyed orders by key.
