@@ -162,7 +162,7 @@ func (x *expiryIndex) drain(now int64, max int, out []slot) ([]slot, int) {
 	moved := (*buf)[:0]
 	for popped+len(moved) < max && x.farDue(now) {
 		l := x.far.minLeaf()
-		if popped+len(l.items) <= max && allExpired(l.items, now) {
+		if popped+len(l.items) <= max && (isExpired(bucketEnd(l.last), now) || allExpired(l.items, now)) {
 			for _, e := range l.items {
 				out = append(out, slot{e: e, exp: expiryOf(e)})
 			}
