@@ -147,12 +147,14 @@ func (x *expiryIndex) farDue(now int64) bool {
 // drain takes far's first leaves, whole, while some far entry has expired
 // at second now, until it has looked at max entries: it appends to out,
 // up to max, the entries of a leaf whose every entry has expired (a sweep
-// that lags, or a clock moved a long way), and moves the others' entries
-// to near, where a pop finds the expired ones. It returns out and how many
-// it appended. Entries written in order of expiry (one TTL) fill far's
-// leaves in that order, so each leaf is drained when its own first entry
-// expires; a spread fills every leaf of a bucket with its first second,
-// so the bucket is drained whole when that second comes.
+// that lags, or a clock moved a long way), and stops at such a leaf that
+// does not fit, for the next pop to take whole; it moves the others'
+// entries to near, where a pop finds the expired ones (and so those of an
+// expired leaf larger than max). It returns out and how many it appended.
+// Entries written in order of expiry (one TTL) fill far's leaves in that
+// order, so each leaf is drained when its own first entry expires; a
+// spread fills every leaf of a bucket with its first second, so the bucket
+// is drained whole when that second comes.
 func (x *expiryIndex) drain(now int64, max int, out []slot) ([]slot, int) {
 	if !x.farDue(now) {
 		return out, 0
@@ -160,14 +162,21 @@ func (x *expiryIndex) drain(now int64, max int, out []slot) ([]slot, int) {
 	popped := 0
 	buf := drainBufs.Get().(*[]keyed)
 	moved := (*buf)[:0]
+drain:
 	for popped+len(moved) < max && x.farDue(now) {
 		l := x.far.minLeaf()
-		if popped+len(l.items) <= max && (isExpired(bucketEnd(l.last), now) || allExpired(l.items, now)) {
+		whole := isExpired(bucketEnd(l.last), now) || allExpired(l.items, now)
+		switch {
+		case whole && popped+len(l.items) <= max:
 			for _, e := range l.items {
 				out = append(out, slot{e: e, exp: expiryOf(e)})
 			}
 			popped += len(l.items)
-		} else {
+		case whole && popped+len(moved) > 0:
+			break drain // the next pop takes it whole
+		default:
+			// Not all expired, or more than max: near's pop takes
+			// what has expired of it, max at a time.
 			for _, e := range l.items {
 				moved = append(moved, keyed{keyOf(e, 0), e})
 			}
