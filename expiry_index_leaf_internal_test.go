@@ -88,6 +88,46 @@ func TestLeafSplit(t *testing.T) {
 	})
 }
 
+// TestLeafSplitAtBucketEnd checks that a full leaf of the far tree whose
+// last entries are of a later bucket than a new entry's splits just after
+// the new entry, however few come after it, so that neither part holds
+// two buckets: a minute's spread across a bucket's end otherwise split
+// every 97 inserts into the earlier bucket. Its exact-tree twin (seconds
+// for buckets) still splits at a quarter.
+func TestLeafSplitAtBucketEnd(t *testing.T) {
+	for _, tag := range []uint8{farTag, 0} {
+		const early, late = 118, 9 // entries of each bucket, late ones written among the early
+		l := &leaf{low: maxKey, high: maxKey, items: make([]*entry, 0, leafCap)}
+		for i := range early + late {
+			e := indexEntry(fmt.Sprint(i), 1000, uint64(i+1))
+			exp := int64(4352 + farWidth - 10 + i%3) // the early bucket's last seconds
+			if i%14 == 13 {
+				exp = 4352 + 2*farWidth - 10 // the late bucket
+			}
+			if tag == 0 {
+				exp = 5000 + int64(i%14/13) // seconds for buckets
+			}
+			e.pos = int32(exp - e.ts)
+			k := keyOf(e, tag)
+			l.low = minKey(l.low, k)
+			l.add(k, e, exp, tag)
+		}
+		require.Len(t, l.items, leafCap)
+		e := indexEntry("new", 1000, leafCap+1)
+		e.pos = int32(l.least(tag).exp - e.ts)
+		r := l.split(keyOf(e, tag), e, tag)
+		if tag == 0 {
+			require.Equal(t, leafCap/4, len(r.items), "the exact tree keeps the quarter")
+			continue
+		}
+		require.Len(t, r.items, late, "the later bucket alone in the new leaf")
+		for _, f := range r.items {
+			require.Equal(t, int64(4352+farWidth), keyOf(f, tag).exp)
+		}
+		require.Equal(t, keyOf(e, tag), l.last)
+	}
+}
+
 // TestNthKey checks the quickselect against a sort, on keys that share
 // seconds and _etags (the address makes them unique).
 func TestNthKey(t *testing.T) {
