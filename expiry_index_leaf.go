@@ -277,10 +277,12 @@ func (l *leaf) split(k key, e *entry, tag uint8) *leaf {
 	q := leafCap / 4
 	switch {
 	case at >= q && at <= len(all)-q:
-	case tag != 0 && at > len(all)-q && !shared:
+	case tag != 0 && at > len(all)-q && at < len(all) && !shared:
 		// In the far tree, what comes after e is a later bucket's:
 		// split there, however few, so that e's bucket goes on at
-		// the end of l and the later one's in the new leaf. At a
+		// the end of l and the later one's in the new leaf (unless
+		// nothing comes after e: l's last, a bound, can be after
+		// every entry once some are removed). At a
 		// quarter, both would go on mixed, and split again every
 		// 97 of e's bucket's inserts (a minute's spread across a
 		// bucket's end: 5 splits a shard in 100k documents).

@@ -126,6 +126,22 @@ func TestLeafSplitAtBucketEnd(t *testing.T) {
 		}
 		require.Equal(t, keyOf(e, tag), l.last)
 	}
+	t.Run("nothing after the new entry", func(t *testing.T) {
+		// A full far leaf whose last, a bound, is after every entry
+		// (removals leave it so), and a new entry after all of them:
+		// the quarter split, not one that leaves the new leaf empty.
+		l, _ := fullLeaf(func(i int) int64 { return 4352 + int64(i%3) })
+		for _, f := range l.items {
+			f.lpos |= farTag
+		}
+		l.low = l.least(farTag)
+		l.last = key{exp: 4352 + farWidth}
+		e := indexEntry("new", 1000, leafCap+1)
+		e.pos = int32(4353 - e.ts)
+		r := l.split(keyOf(e, farTag), e, farTag)
+		require.LessOrEqual(t, len(l.items), leafCap)
+		require.Equal(t, leafCap/4, len(r.items))
+	})
 }
 
 // TestNthKey checks the quickselect against a sort, on keys that share
