@@ -48,12 +48,13 @@ import (
 //     keys are not), and recounted from the first bucket's leaves' headers
 //     when its last entry goes.
 //   - popExpired takes only expired entries, at most max; it drains first
-//     (at most max entries and a leaf's more), so a pop may take fewer
-//     than max while far still holds expired entries, but every pop while
-//     something has expired drains or takes at least one: a sweep, which
-//     pops while min says something has expired, ends. A pop's hold is
-//     thus up to about twice a batch (the entries drained, then those
-//     popped in near) and two leaves' scans.
+//     (at most max entries and a leaf's more), then pops near with what
+//     is left of max, so a pop may take fewer than max, none even, while
+//     far still holds expired entries; but every pop while something has
+//     expired drains or takes at least one: a sweep, which pops while min
+//     says something has expired, ends. A pop's hold is thus, as the
+//     exact tree's, max entries, with two leaves' scans more instead of
+//     one.
 //   - countExpired, appendLive and soonest look at far's entries one by one
 //     only in leaves where expired and live entries may meet, which exist
 //     only while a sweep has not yet drained what has expired, and in the
@@ -150,12 +151,13 @@ func (x *expiryIndex) farDue(now int64) bool {
 // that lags, or a clock moved a long way), and stops at such a leaf that
 // does not fit, for the next pop to take whole; it moves the others'
 // entries to near, where a pop finds the expired ones (and so those of an
-// expired leaf larger than max). It returns out and how many it appended.
+// expired leaf larger than max). It returns out and how many entries it
+// took from far, appended or moved.
 // Entries written in order of expiry (one TTL) fill far's leaves in that
 // order, so each leaf is drained when its own first entry expires; a
 // spread fills every leaf of a bucket with its first second, so the bucket
 // is drained whole when that second comes.
-func (x *expiryIndex) drain(now int64, max int, out []slot) ([]slot, int) {
+func (x *expiryIndex) drain(now int64, max int, out []slot) (_ []slot, looked int) {
 	if !x.farDue(now) {
 		return out, 0
 	}
@@ -197,10 +199,11 @@ drain:
 	for _, m := range moved {
 		x.near.insert(m.e, m.k.exp)
 	}
+	looked = popped + len(moved)
 	clear(moved)
 	*buf = moved[:0]
 	drainBufs.Put(buf)
-	return out, popped
+	return out, looked
 }
 
 // drainBufs hold the entries a drain moves, reused: a sweep drains in
@@ -229,14 +232,16 @@ func compareKeyed(a, b keyed) int {
 }
 
 // popExpired removes up to max entries expired at second now and appends
-// them to out: far's due leaves first (drain), then near's expired
-// entries, the earliest leaves first.
+// them to out: far's due leaves first (drain), then, with what is left of
+// max after the entries drained, near's expired entries, the earliest
+// leaves first. So a pop looks at max entries and two leaves' more at
+// most, as the exact tree's does with one leaf's more.
 func (x *expiryIndex) popExpired(now int64, max int, out []slot) []slot {
-	out, popped := x.drain(now, max, out)
-	if popped == max {
+	out, looked := x.drain(now, max, out)
+	if looked >= max {
 		return out
 	}
-	return x.near.popExpired(now, max-popped, out)
+	return x.near.popExpired(now, max-looked, out)
 }
 
 // countExpired counts the entries expired at second now.
