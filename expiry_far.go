@@ -64,7 +64,7 @@ import (
 // knows its tree without a search.
 type expiryIndex struct {
 	near    expiryTree  // exact keys: entries written to expire within farLead of their _ts, drained entries, and never
-	far     *expiryTree // keys rounded down to farWidth; nil until an entry goes there
+	far     expiryTree  // keys rounded down to farWidth; its tree nil until an entry goes there
 	farSoon soonest     // the earliest expiry among far's entries, exact, and how many expire then; n 0 when far is empty
 }
 
@@ -94,9 +94,8 @@ func (x *expiryIndex) insert(e *entry, exp int64) {
 		x.near.insert(e, exp)
 		return
 	}
-	if x.far == nil {
-		t := newExpiryTree(farTag)
-		x.far = &t
+	if x.far.tree == nil {
+		x.far = newExpiryTree(farTag)
 	}
 	x.far.insert(e, exp)
 	x.farSoon.add(exp)
@@ -276,7 +275,7 @@ func bucketEnd(k key) int64 { return k.exp | (farWidth - 1) }
 // appendLive appends the entries not expired at second now to out.
 func (x *expiryIndex) appendLive(now int64, out []*entry) []*entry {
 	out = x.near.appendLive(now, out)
-	if x.far == nil {
+	if x.far.tree == nil {
 		return out
 	}
 	due := x.farDue(now)
@@ -329,7 +328,7 @@ func (x *expiryIndex) soonest(except string, others map[string]struct{}) (*entry
 // second exp returns for it.
 func (x *expiryIndex) rebuild(entries []*entry, exp func(*entry) int64) {
 	x.near.rebuild(nil, nil)
-	x.far, x.farSoon = nil, soonest{}
+	x.far, x.farSoon = expiryTree{}, soonest{}
 	for _, e := range entries {
 		x.insert(e, exp(e))
 	}
@@ -343,7 +342,7 @@ func (x *expiryIndex) ascend(fn func(e *entry, exp int64) bool) {
 		more = fn(e, exp)
 		return more
 	})
-	if more && x.far != nil {
+	if more && x.far.tree != nil {
 		x.far.ascend(fn)
 	}
 }
