@@ -63,9 +63,9 @@ import (
 // An entry's lpos carries farTag while it is in far, so that a removal
 // knows its tree without a search.
 type expiryIndex struct {
-	near    expiryTree  // exact keys: entries written to expire within farLead of their _ts, drained entries, and never
-	far     expiryTree  // keys rounded down to farWidth; its tree nil until an entry goes there
-	farSoon soonest     // the earliest expiry among far's entries, exact, and how many expire then; n 0 when far is empty
+	near    expiryTree // exact keys: entries written to expire within farLead of their _ts, drained entries, and never
+	far     expiryTree // keys rounded down to farWidth; its tree nil until an entry goes there
+	farSoon soonest    // the earliest expiry among far's entries, exact, and how many expire then; n 0 when far is empty
 }
 
 const (
@@ -76,13 +76,16 @@ const (
 	// farWidth is the far tree's bucket: its keys are expiry seconds
 	// rounded down to a multiple of it.
 	farWidth = 1 << farShift
-	// farLead is how long after its _ts an entry must expire to go to
-	// far: sooner than that, a sweep would drain it soon after.
-	farLead = 2 * farWidth
 	// farTag marks the lpos of an entry in far: a place in a leaf is
 	// below leafCap, which is below it.
 	farTag = 0x80
 )
+
+// farLead is how long after its _ts an entry must expire to go to far:
+// sooner than that, a sweep would drain it soon after. It is a variable
+// for the tests alone (SetFarLead), which run the rules with every entry
+// in far.
+var farLead int64 = 2 * farWidth
 
 func newExpiryIndex() expiryIndex {
 	return expiryIndex{near: newExpiryTree(0)}

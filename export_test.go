@@ -11,6 +11,16 @@ import (
 // CheckInvariants exposes checkInvariants to the black-box tests.
 func (c *Collection) CheckInvariants() error { return c.checkInvariants() }
 
+// SetFarLead sets how long after its _ts a document must expire for its
+// shard to index it in the far tree (expiry_far.go), and returns what
+// restores it: the mode matrix runs the rules with 1, every expiring
+// document in far. No collection may be in use meanwhile.
+func SetFarLead(seconds int64) (restore func()) {
+	old := farLead
+	farLead = seconds
+	return func() { farLead = old }
+}
+
 // SweeperArmed reports whether the background sweeper has a timer set.
 func (c *Collection) SweeperArmed() bool { return c.armed.Load() != neverExpires }
 
