@@ -63,9 +63,9 @@ import (
 // An entry's lpos carries farTag while it is in far, so that a removal
 // knows its tree without a search.
 type expiryIndex struct {
-	near    expiryTree // exact keys: entries written to expire within farLead of their _ts, drained entries, and never
-	far     expiryTree // keys rounded down to farWidth; its tree nil until an entry goes there
-	farSoon soonest    // the earliest expiry among far's entries, exact, and how many expire then; n 0 when far is empty
+	near    expiryTree  // exact keys: entries written to expire within farLead of their _ts, drained entries, and never
+	far     *expiryTree // keys rounded down to farWidth; nil until an entry goes there
+	farSoon soonest     // the earliest expiry among far's entries, exact, and how many expire then; n 0 when far is empty
 }
 
 const (
@@ -97,8 +97,9 @@ func (x *expiryIndex) insert(e *entry, exp int64) {
 		x.near.insert(e, exp)
 		return
 	}
-	if x.far.tree == nil {
-		x.far = newExpiryTree(farTag)
+	if x.far == nil {
+		t := newExpiryTree(farTag)
+		x.far = &t
 	}
 	x.far.insert(e, exp)
 	x.farSoon.add(exp)
@@ -278,7 +279,7 @@ func bucketEnd(k key) int64 { return k.exp | (farWidth - 1) }
 // appendLive appends the entries not expired at second now to out.
 func (x *expiryIndex) appendLive(now int64, out []*entry) []*entry {
 	out = x.near.appendLive(now, out)
-	if x.far.tree == nil {
+	if x.far == nil {
 		return out
 	}
 	due := x.farDue(now)
@@ -331,7 +332,7 @@ func (x *expiryIndex) soonest(except string, others map[string]struct{}) (*entry
 // second exp returns for it.
 func (x *expiryIndex) rebuild(entries []*entry, exp func(*entry) int64) {
 	x.near.rebuild(nil, nil)
-	x.far, x.farSoon = expiryTree{}, soonest{}
+	x.far, x.farSoon = nil, soonest{}
 	for _, e := range entries {
 		x.insert(e, exp(e))
 	}
@@ -345,7 +346,7 @@ func (x *expiryIndex) ascend(fn func(e *entry, exp int64) bool) {
 		more = fn(e, exp)
 		return more
 	})
-	if more && x.far.tree != nil {
+	if more && x.far != nil {
 		x.far.ascend(fn)
 	}
 }

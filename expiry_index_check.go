@@ -100,7 +100,7 @@ func (x *expiryIndex) check() error {
 		return fmt.Errorf("near: %w", err)
 	}
 	var soon soonest
-	if x.far.tree != nil {
+	if x.far != nil {
 		if err := x.far.check(); err != nil {
 			return fmt.Errorf("far: %w", err)
 		}

@@ -95,7 +95,7 @@ func TestTTLOffLeavesNothingForTheSweeper(t *testing.T) {
 	for i := range c.shards {
 		x := &c.shards[i].index
 		assert.Equal(t, 0, x.near.tree.Len(), "with TTL off the sweeper's trees are empty")
-		assert.Nil(t, x.far.tree)
+		assert.Nil(t, x.far)
 		assert.Equal(t, c.shards[i].docs.len(), len(x.near.never.items))
 	}
 	require.NoError(t, c.SetDefaultTTL(TTL(Never)))
