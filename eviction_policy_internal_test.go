@@ -350,7 +350,7 @@ func TestColdestWindowStepFollowsDrift(t *testing.T) {
 	s.p.mu.Unlock()
 	assert.InDelta(t, start, s.p.share, 2.0/capacity, "mixed verdicts: one document a ghost, back where it was")
 
-	s, w, _ = setup()
+	s, w, m = setup()
 	s.p.mu.Lock()
 	for range hits {
 		s.p.adapt(w)
@@ -358,5 +358,11 @@ func TestColdestWindowStepFollowsDrift(t *testing.T) {
 	s.p.mu.Unlock()
 	assert.Greater(t, s.p.share, start+1.5*hits/capacity, "verdicts all the window's: more than one document a ghost")
 	assert.LessOrEqual(t, s.p.share, windowMax)
+	s.p.ghosts.record(m, ghostMain)
+	before := s.p.share
+	s.p.mu.Lock()
+	s.p.adapt(m)
+	s.p.mu.Unlock()
+	assert.InDelta(t, before-1.0/capacity, s.p.share, 1e-9, "a verdict against the drift: one document")
 	checkSim(t, s)
 }

@@ -71,7 +71,8 @@ const staleAge = 160
 // keep saying the same. drift is the moving mean of their verdicts (+1
 // the window's side, -1 the main part's) over the last span of them (at
 // least driftMin); past driftNoise, each point of it adds driftGain
-// documents to the step (at most 4.6). One document a ghost left the
+// documents to the step of a ghost that agrees with it (at most 4.6); one
+// that disagrees moves the window one document. One document a ghost left the
 // window behind where the ghosts kept pointing one way for a whole trace:
 // on P3 at 40 % of its keys (63 % of 147k ghosts the window's) it grew
 // from 0.01 to 0.19 only by the end, and a fixed window of any size did
@@ -80,10 +81,12 @@ const staleAge = 160
 // spread 0.46 -> 0.37). Where the verdicts come
 // mixed the step stays one document: a step of two documents
 // everywhere cost P12 at 5 % 1.4 and P6 at 15 % 1.1. Policy alone, against
-// one document a ghost: the LIRS rows +0.02 on their mean (20 seeds), the
-// ARC rows but P3 -0.03 (3 seeds; P2 at 15 % -0.55, P6 at 5 and 15 % -0.4,
-// P6 at 40 % +0.5, OLTP at 15 % +0.4), P3 at 5/15/40/80 %
-// -0.23/-0.04/+0.98/0.00. A mean over 64 verdicts (drift noisier on small
+// one document a ghost: the LIRS rows +0.01 on their mean (20 seeds), the
+// ARC rows but P3 +0.02 (3 seeds; P2 at 15 % -0.56, P12 at 40 % +0.3,
+// P6 at 40 % +0.4, OLTP at 15 % +0.45), P3 at 5/15/40/80 %
+// -0.1/0.0/+0.9/0.0. Amplifying the ghosts that disagree with the drift
+// too cost P6 at 5 and 15 % 0.4 more and spread them 0.6 to 0.7 in the
+// collection's table. A mean over 64 verdicts (drift noisier on small
 // caches) cost multi3 at 5 % 0.9; a gain that grows while each sample of
 // len/16 writes moves the same way (Rprop), cpp at 5 % 1.4 and multi3 at
 // 5 % 2.0.
@@ -179,7 +182,10 @@ func (p *coldest) adapt(h uint64) {
 		return
 	}
 	p.drift += (d - p.drift) / max(driftMin, float64(p.ghosts.span))
-	step := d * (1 + driftGain*max(0, math.Abs(p.drift)-driftNoise))
+	step := d
+	if d*p.drift > 0 {
+		step *= 1 + driftGain*max(0, math.Abs(p.drift)-driftNoise)
+	}
 	p.share = max(0, min(windowMax, p.share+step/float64(max(p.len(), 1))))
 }
 
