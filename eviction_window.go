@@ -17,9 +17,10 @@ package ttlstore
 // remembers its last ghostShare of the documents, a step of Caffeine's
 // hill climber. A document written while its ghost is remembered is a hit
 // that side would have had with that much more room, so the window grows
-// by one document for each the window's ghosts have, and shrinks by one
-// for each the main part's have: the window settles where a step more room
-// is worth as much to either side. This is how ARC (Megiddo and Modha,
+// by a step for each the window's ghosts have, and shrinks by one for each
+// the main part's have (one document, more while they keep agreeing: see
+// driftGain): the window settles where a step more room is worth as much
+// to either side. This is how ARC (Megiddo and Modha,
 // FAST 2003) sizes its recency side; its ghosts are as large as the cache,
 // but ghosts that remember a whole cache see a loop longer than the cache
 // as recency, and grow the window until nothing of the loop is kept
