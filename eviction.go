@@ -78,6 +78,7 @@ type coldest struct {
 	// documents, moved by the ghosts of recent evictions.
 	share  float64
 	ghosts ghosts
+	drift  float64 // the ghosts' recent verdicts, -1 to 1 (adapt)
 
 	// What the tables hold that the documents' weights do not count
 	// (eviction_memory.go): charged is the bound's limits.policyBytes,

@@ -322,3 +322,47 @@ func TestColdestAgesOnRejectedReturn(t *testing.T) {
 		assert.Equal(t, want, p.sketch.Estimate(h), "side %d", tc.side)
 	}
 }
+
+// TestColdestWindowStepFollowsDrift checks the window's step: one
+// document a ghost while the ghosts' verdicts come mixed, and more while
+// they keep pointing one way (so that the window does not lag a workload
+// that wants it larger for a whole trace, as on P3 at 40 % of its keys).
+func TestColdestWindowStepFollowsDrift(t *testing.T) {
+	const capacity, hits = 1000, 300
+	setup := func() (*policySim, uint64, uint64) {
+		s := newPolicySim(capacity)
+		for k := range uint64(capacity) {
+			s.access(k)
+		}
+		const w, m = uint64(0x1111_2222_3333_4444), uint64(0x5555_6666_7777_8888)
+		s.p.ghosts.size(capacity)
+		s.p.ghosts.record(w, ghostWindow)
+		s.p.ghosts.record(m, ghostMain)
+		return s, w, m
+	}
+
+	s, w, m := setup()
+	start := s.p.share
+	s.p.mu.Lock()
+	for i := range hits {
+		s.p.adapt([2]uint64{w, m}[i%2])
+	}
+	s.p.mu.Unlock()
+	assert.InDelta(t, start, s.p.share, 2.0/capacity, "mixed verdicts: one document a ghost, back where it was")
+
+	s, w, m = setup()
+	s.p.mu.Lock()
+	for range hits {
+		s.p.adapt(w)
+	}
+	s.p.mu.Unlock()
+	assert.Greater(t, s.p.share, start+1.5*hits/capacity, "verdicts all the window's: more than one document a ghost")
+	assert.LessOrEqual(t, s.p.share, windowMax)
+	s.p.ghosts.record(m, ghostMain)
+	before := s.p.share
+	s.p.mu.Lock()
+	s.p.adapt(m)
+	s.p.mu.Unlock()
+	assert.InDelta(t, before-1.0/capacity, s.p.share, 1e-9, "a verdict against the drift: one document")
+	checkSim(t, s)
+}
