@@ -1,7 +1,6 @@
 package ttlstore
 
 import (
-	"cmp"
 	"slices"
 	"sync"
 )
@@ -112,8 +111,15 @@ func (x *expiryIndex) remove(e *entry, exp int64) {
 		return
 	}
 	x.far.remove(e, exp)
-	if exp == x.farSoon.exp {
-		if x.farSoon.n--; x.farSoon.n == 0 {
+	x.farGone(soonest{exp: exp, n: 1})
+}
+
+// farGone takes from farSoon entries that left far: s.n of them expiring
+// at s.exp, and others later. When the last at farSoon's second goes, it
+// recounts.
+func (x *expiryIndex) farGone(s soonest) {
+	if s.exp == x.farSoon.exp {
+		if x.farSoon.n -= s.n; x.farSoon.n == 0 {
 			x.recountFar()
 		}
 	}
@@ -186,13 +192,8 @@ drain:
 				moved = append(moved, keyed{keyOf(e, 0), e})
 			}
 		}
-		soon := l.soon
 		x.far.unfile(l, nil)
-		if soon.exp == x.farSoon.exp {
-			if x.farSoon.n -= soon.n; x.farSoon.n == 0 {
-				x.recountFar()
-			}
-		}
+		x.farGone(l.soon)
 	}
 	// In order of exact key, so that each goes where the last went. One
 	// TTL's entries come in order already.
@@ -223,15 +224,15 @@ func allExpired(es []*entry, now int64) bool {
 	return true
 }
 
-// compareKeyed orders by key.
+// compareKeyed orders by key (key.less), for the slices package.
 func compareKeyed(a, b keyed) int {
-	if c := cmp.Compare(a.k.exp, b.k.exp); c != 0 {
-		return c
+	switch {
+	case a.k.less(b.k):
+		return -1
+	case b.k.less(a.k):
+		return 1
 	}
-	if c := cmp.Compare(a.k.etag, b.k.etag); c != 0 {
-		return c
-	}
-	return cmp.Compare(a.k.addr, b.k.addr)
+	return 0
 }
 
 // popExpired removes up to max entries expired at second now and appends
