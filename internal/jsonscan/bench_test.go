@@ -2,6 +2,7 @@ package jsonscan
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -111,5 +112,23 @@ func BenchmarkUnquote(b *testing.B) {
 		if _, err := Unquote(raw); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkStripLongString is BenchmarkStrip for a document whose bulk is
+// one long string value, as in bench's BenchmarkInsertFresh: the string
+// scan's cost per byte.
+func BenchmarkStripLongString(b *testing.B) {
+	src := []byte(`{"id":"key-000042","value":"` + strings.Repeat("abcdefghijklmnopqrstuvwxyz", 7)[:170] + `"}`)
+	dst := make([]byte, 0, 512)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(src)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		out, f, err := Strip(dst[:0], src, 64)
+		if err != nil || f.IDKind != KindString {
+			b.Fatalf("Strip: %v %+v", err, f)
+		}
+		dst = out
 	}
 }
