@@ -1,8 +1,6 @@
 package jsonscan
 
-// stopIndex16 returns the offset of the first byte of s that is not
-// strSafe, looking sixteen bytes at a time (SSE2, stringrun_amd64.s), or,
-// if none of the first len(s)&^15 bytes is one, len(s)&^15.
+// stringRun is in stringrun_amd64.s; see stringrun.go.
 //
 //go:noescape
-func stopIndex16(s []byte) int
+func stringRun(s []byte, i int) (j int, x uint64, m uint64)

@@ -68,36 +68,6 @@ func stringStop(s []byte, i int) int {
 	return i
 }
 
-// stringRun finds the first byte at or after i that is not strSafe, for a
-// string whose first word had none: it returns the offset j of a word of
-// s that holds it, the word and its stopBytes m, so that the byte is at
-// j + bits.TrailingZeros64(m)/8; or, when no such byte comes before the
-// last eight bytes of s, an offset within them from which the caller
-// looks at the last bytes (lastBytes), and a zero mask. The bulk goes
-// sixteen bytes at a time (stopIndex16): on amd64 that is a loop of 17
-// instructions where the word loop inlined in fastScan ran 27 a word,
-// since a function as large as fastScan spills and reloads its registers
-// in its loops.
-func stringRun(s []byte, i int) (int, uint64, uint64) {
-	t := s[i:]
-	j := stopIndex16(t)
-	if j < len(t)&^15 {
-		if j += i; len(s)-j >= 8 {
-			x := binary.LittleEndian.Uint64(s[j:])
-			return j, x, stopBytes(x)
-		}
-		return j, 0, 0
-	}
-	if j += i; len(s)-j >= 8 {
-		x := binary.LittleEndian.Uint64(s[j:])
-		if m := stopBytes(x); m != 0 {
-			return j, x, m
-		}
-		j += 8
-	}
-	return j, 0, 0
-}
-
 // digitsEnd returns the offset of the first byte at or after i that is not
 // an ASCII digit, or len(s). It is small enough to be inlined.
 func digitsEnd(s []byte, i int) int {
