@@ -37,8 +37,9 @@ import (
 //     line only for escapes and non-ASCII (stringTail), exponents, a
 //     nested object or array (one call to skipNested for all of it), and
 //     the rest of a string value longer than two words (stringRun, sixteen
-//     bytes at a time: a 170-byte value cost 23 % fewer instructions than
-//     with the word loop here, and shorter strings the same).
+//     bytes at a time, in assembly on amd64: a document whose bulk is a
+//     170-byte value costs 28 % fewer instructions than with the word loop
+//     here, and shorter strings the same).
 //   - Whitespace costs one comparison (c <= ' ') where it may appear, so
 //     compact input pays next to nothing for it; one space after a colon
 //     is taken inline, longer runs by skipSpace.
