@@ -60,8 +60,7 @@ func (c *Collection) read(id string, count, bare bool) (Document, error) {
 	if c.closed.Load() {
 		return Document{}, newError("read", id, ErrClosed)
 	}
-	s := &c.shards[h&(numShards-1)]
-	e, exp, live := c.look(s, h, id)
+	e, exp, live := c.look(h, id)
 	if !live {
 		return Document{}, c.missed("read", id, e, count)
 	}
@@ -79,8 +78,7 @@ func (c *Collection) read(id string, count, bare bool) (Document, error) {
 // is none; the look counts in Stats if count is true. It does not check
 // whether the collection is closed: the caller does.
 func (c *Collection) readLive(id string, count bool) (Document, bool) {
-	s, h := c.shardFor(id)
-	e, exp, live := c.look(s, h, id)
+	e, exp, live := c.look(keyHash(c.seed, id), id)
 	if !live {
 		if count {
 			c.counts.miss()
@@ -111,7 +109,7 @@ func (c *Collection) missed(op, id string, e *entry, count bool) error {
 }
 
 // look returns the entry with the given id, whose hash is h, from its shard
-// s: nil if there is none; its expiry under the DefaultTTL; and whether it is
+// (shardFor's): nil if there is none; its expiry under the DefaultTTL; and whether it is
 // live. It takes no lock and writes nothing, in the common case, and what it
 // returns was true at one instant during the call:
 //
@@ -129,7 +127,7 @@ func (c *Collection) missed(op, id string, e *entry, count bool) error {
 //
 // The lock's part is lookLocked, a function of its own: its defer in look
 // cost every hit the frame's setup for it.
-func (c *Collection) look(s *shard, h uint64, id string) (e *entry, exp int64, live bool) {
+func (c *Collection) look(h uint64, id string) (e *entry, exp int64, live bool) {
 	epoch := c.redefining.Load()
 	if epoch&1 == 0 {
 		// s's purges and view, from lookups rather than s: its lines
@@ -159,11 +157,12 @@ func (c *Collection) look(s *shard, h uint64, id string) (e *entry, exp int64, l
 			}
 		}
 	}
-	return c.lookLocked(s, h, id)
+	return c.lookLocked(h, id)
 }
 
 // lookLocked is look with the shard's lock held.
-func (c *Collection) lookLocked(s *shard, h uint64, id string) (*entry, int64, bool) {
+func (c *Collection) lookLocked(h uint64, id string) (*entry, int64, bool) {
+	s := &c.shards[h&(numShards-1)]
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	e := s.docs.get(h, id)
