@@ -49,11 +49,11 @@ func (m *monoClock) Until(t time.Time) time.Duration { return t.Sub(m.Now()) }
 // unixSeconds is the whole Unix second of Now without building a time.Time.
 func (m *monoClock) unixSeconds() int64 {
 	ns := m.startNanos + int64(time.Since(m.start))
-	s := ns / 1e9
-	if ns < 0 && s*1e9 != ns {
-		s-- // round down before 1970 too
-	}
-	return s
+	// ns>>63 is -1 before 1970, where the division, which truncates,
+	// must round down; 0 after. Without a branch, unixSeconds is cheap
+	// enough for the compiler to inline it in Collection.now (a frame
+	// less on every read).
+	return (ns + ns>>63*(1e9-1)) / 1e9
 }
 
 // The background sweeper waits for a time on the collection's clock through

@@ -2,6 +2,7 @@ package ttlstore
 
 import (
 	"encoding/json"
+	"runtime"
 	"strings"
 	"time"
 	"unsafe"
@@ -80,6 +81,31 @@ func (e *entry) key() string {
 	p := unsafe.Add(unsafe.Pointer(e), entrySize+int(e.idOff))
 	return unsafe.String((*byte)(p), e.idLen)
 }
+
+// keyIs reports whether the entry's key is key, as e.key() == key does. A
+// key of 8 to 16 bytes (most ids) it compares as two 8-byte words, the
+// first and the last eight bytes of each, where == calls memequal: the call
+// and the registers the probe saves around it were some 45 instructions of
+// a Read hit's 570 (cachegrind).
+func (e *entry) keyIs(key string) bool {
+	n := len(key)
+	if uint64(n) != uint64(e.idLen) {
+		return false
+	}
+	mine := unsafe.Add(unsafe.Pointer(e), entrySize+int(e.idOff))
+	if !unalignedLoads || uint(n-8) > 8 {
+		return unsafe.String((*byte)(mine), n) == key
+	}
+	theirs := unsafe.Pointer(unsafe.StringData(key))
+	return *(*uint64)(mine) == *(*uint64)(theirs) &&
+		*(*uint64)(unsafe.Add(mine, n-8)) == *(*uint64)(unsafe.Add(theirs, n-8))
+}
+
+// unalignedLoads is true where a load of 8 bytes may start at any address
+// (keyIs loads them from inside ids); elsewhere keyIs uses ==.
+const unalignedLoads = runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64" ||
+	runtime.GOARCH == "386" || runtime.GOARCH == "ppc64le" || runtime.GOARCH == "ppc64" ||
+	runtime.GOARCH == "s390x"
 
 // id returns the document's id, unescaped: its key without the partition
 // key's encoding.

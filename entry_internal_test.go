@@ -2,6 +2,7 @@ package ttlstore
 
 import (
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,6 +55,28 @@ func TestAllocSize(t *testing.T) {
 	for n := 0; n <= 70_000; n++ {
 		if got := allocSize(n); got != want(n) {
 			t.Fatalf("allocSize(%d) = %d, want %d", n, got, want(n))
+		}
+	}
+}
+
+// keyIs agrees with == for keys of every length round its 8-to-16-byte
+// fast path, whichever byte differs.
+func TestEntryKeyIs(t *testing.T) {
+	for n := range 25 {
+		id := strings.Repeat("k", n)
+		if n > 0 {
+			id = "a" + id[1:]
+		}
+		e := testEntry(id)
+		require.True(t, e.keyIs(strings.Clone(id)), "%q", id)
+		require.False(t, e.keyIs(id+"x"), "%q longer", id)
+		if n > 0 {
+			require.False(t, e.keyIs(id[:n-1]), "%q shorter", id)
+		}
+		for i := range n {
+			other := []byte(id)
+			other[i]++
+			require.False(t, e.keyIs(string(other)), "%q against %q", id, other)
 		}
 	}
 }

@@ -143,7 +143,7 @@ func (c *Collection) PatchIfIn(pk PartitionKey, id string, ops []PatchOp, cond f
 // patchIf is PatchIf of the document with the given key (id).
 func (c *Collection) patchIf(id string, ops []PatchOp, cond func(Document) bool) (Document, error) {
 	for {
-		cur, err := c.read(id, true)
+		cur, err := c.read(id, true, false)
 		if err != nil {
 			return Document{}, newError("patch", id, ErrNotFound)
 		}

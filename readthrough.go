@@ -276,7 +276,7 @@ func (c *Collection) storeLoaded(id string, v any) (Document, error) {
 			return d, c.loadError(id, err)
 		}
 		// Written while load ran: that write wins.
-		d, err = c.read(id, false)
+		d, err = c.read(id, false, false)
 		if !errors.Is(err, ErrNotFound) {
 			return d, c.loadError(id, err)
 		}

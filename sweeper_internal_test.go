@@ -140,6 +140,10 @@ func TestMonoClock(t *testing.T) {
 
 	past := &monoClock{start: time.Now(), startNanos: -1_500_000_000}
 	assert.Equal(t, int64(-2), past.unixSeconds(), "-1.5 s is in second -2")
+	past.startNanos = -500_000_000
+	assert.Equal(t, int64(-1), past.unixSeconds(), "-0.5 s is in second -1")
+	past.startNanos = 2_500_000_000
+	assert.Equal(t, int64(2), past.unixSeconds(), "2.5 s is in second 2")
 	c, err := New(Options{SweepInterval: ManualSweep})
 	require.NoError(t, err)
 	defer c.Close()

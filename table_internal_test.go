@@ -174,7 +174,7 @@ func TestTableSplits(t *testing.T) {
 
 // TestTableFindDuringWrites reads without the lock while a writer, holding
 // it, inserts, replaces and removes entries in a table that grows, splits
-// and rehashes all the while (subtables of 1, 2 or 128 groups). An id that is
+// and rehashes all the while (subtables of 1, 2 or 256 groups). An id that is
 // in the table throughout must always be found, as one of the entries stored
 // under it; an id never stored must never be. Under -race it also checks
 // that readers and the writer share memory only through atomics.
@@ -449,10 +449,10 @@ func TestTableGrowLeavesOldGroups(t *testing.T) {
 			var live []*entry
 			rehashes := 0
 			for i := range 20_000 {
-				// Up to 200 entries, then as many removed as put: the
+				// Up to 180 entries, then as many removed as put: the
 				// table grows, then rehashes in place to clear the
 				// deleted markers (and, with small subtables, splits).
-				if len(live) >= 200 {
+				if len(live) >= 180 { // under half of 64 groups' capacity (392)
 					e := live[0]
 					live = live[1:]
 					tb.remove(maphash.String(seed, e.key()), e)
@@ -506,7 +506,7 @@ func TestTableGrowLeavesOldGroups(t *testing.T) {
 }
 
 // A subtable never has more than maxGroups groups, so growing one never
-// rehashes more than maxGroups*8 entries at once.
+// rehashes more than maxGroups*groupSize entries at once.
 func TestTableSubtablesStayBounded(t *testing.T) {
 	if raceRepeat(t) {
 		t.Skip("deterministic (fixed seeds), and checked by the first run")
@@ -516,7 +516,7 @@ func TestTableSubtablesStayBounded(t *testing.T) {
 			seed := maphash.MakeSeed()
 			tb := table{maxGroups: maxGroups}
 			var es []*entry
-			const puts = 8000 // over 2000 left, in subtables of 128 groups too
+			const puts = 8000 // over 2000 left, in subtables of 256 groups too
 			for i := range puts {
 				e := testEntry(fmt.Sprint("id-", i))
 				tb.put(maphash.String(seed, e.key()), e, seed)
@@ -538,8 +538,9 @@ func TestTableSubtablesStayBounded(t *testing.T) {
 
 // A table whose number of entries stays the same while ids come and go
 // clears its deleted markers by rehashing at the same size, rather than
-// growing: 200 entries take 64 groups (a table doubles when it is half
-// full), however many ids have come and gone.
+// growing: 200 entries take 128 groups, a capacity of 784 slots, under
+// four times theirs (a table doubles when it is half full), however many
+// ids have come and gone.
 func TestTableChurnDoesNotGrow(t *testing.T) {
 	seed := maphash.MakeSeed()
 	var tb table
@@ -555,7 +556,7 @@ func TestTableChurnDoesNotGrow(t *testing.T) {
 		}
 		if i%1000 == 999 {
 			require.Equal(t, uint(0), tb.depth, "after %d puts", i+1)
-			require.LessOrEqual(t, len(tb.subs[0].groups), 64, "after %d puts", i+1)
+			require.LessOrEqual(t, tb.subs[0].capacity(), 4*live, "after %d puts", i+1)
 		}
 	}
 	require.NoError(t, tb.check(seed, func(*entry) error { return nil }))
