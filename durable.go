@@ -53,7 +53,7 @@ type durable struct {
 
 	compactMu sync.Mutex     // one compaction at a time; it protects snapSize
 	snapSize  int64          // the size of the newest snapshot (0: none)
-	wg        sync.WaitGroup // the syncer and the compactor
+	wg        sync.WaitGroup // the syncer, the compactor and the zeroer
 }
 
 // checkPath returns the error of Open for a directory whose file name
@@ -160,8 +160,9 @@ func open(fsys vfs.FS, dir string, opts Options, minCompact int64, keepDefault b
 		d.wg.Add(1)
 		go d.log.runSyncer(c.done, &d.wg)
 	}
-	d.wg.Add(1)
+	d.wg.Add(2)
 	go c.runCompactor()
+	go d.log.runZeroer(c.done, &d.wg)
 	return c, nil
 }
 
