@@ -57,7 +57,8 @@ type Appender interface {
 // appending goroutine seldom extends the file itself.
 type Extender interface {
 	// Extend preallocates the file, as Append would, up to at least
-	// byte to (nothing if it is that long already). It may be called
+	// byte to (nothing if it is that long already), and may prepare the
+	// preallocated part of the mapping for the appends' stores. It may be called
 	// concurrently with the Appender's other methods, which it may
 	// delay while it extends the file. A failure (a full disk:
 	// syscall.ENOSPC) leaves the preallocation where it got: an Append
