@@ -39,10 +39,6 @@ func freeBytes(t *testing.T, dir string) int64 {
 	return int64(st.Bavail) * int64(st.Bsize) // Bsize is an int32 on 32-bit platforms
 }
 
-// dfPreload is room enough for newDiskFullWriters's preload (96 records of
-// about 100 bytes).
-const dfPreload = 16 << 10
-
 // TestDurableTmpfsFullConcurrentWriters is TestDurableDiskFullConcurrentWriters
 // on a real file system: a 1 MiB tmpfs, filled (by a file beside the
 // collection's directory, before its first write) to a few bytes to a few

@@ -17,7 +17,8 @@ package vfs
 // kernel is: it survives the death of the process, and File.Sync (fdatasync,
 // which on Linux writes back the pages dirtied through a mapping as msync
 // does) makes it durable. MemFS models the same: Kill keeps what was
-// appended, Crash only what was synced (or a torn part of the rest).
+// appended, Crash only what was synced (or a torn part of the rest); its
+// Appenders' Extend extends only if told to (MemFS.SetExtend).
 
 // Mapper is implemented by a File that can append through a shared memory
 // mapping: the OS's files on Linux (amd64, arm64) and MemFS's files. Other
