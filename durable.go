@@ -280,12 +280,20 @@ func (d *durable) openReader(name string, kind wal.Kind) (vfs.File, *wal.Reader,
 }
 
 // synced waits, under SyncAlways, until the record lsn (0: none was
-// written) is durable.
+// written) is durable. Before that, with no lock held, the writer
+// preallocates the log itself if the zeroer has fallen behind (catchUp).
 func (c *Collection) synced(lsn uint64) error {
-	if lsn == 0 || c.d.log.policy != SyncAlways {
+	if lsn == 0 {
 		return nil
 	}
-	return c.d.log.waitSynced(lsn)
+	l := c.d.log
+	if l.behind.Load() {
+		l.catchUp()
+	}
+	if l.policy != SyncAlways {
+		return nil
+	}
+	return l.waitSynced(lsn)
 }
 
 // close stops the durable mode's goroutines (c.done is closed), waits for

@@ -3,6 +3,7 @@ package ttlstore
 import (
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ttlstore/ttlstore/internal/vfs"
@@ -15,8 +16,9 @@ import (
 // differ in what a power loss or a kernel crash can lose. On Linux (amd64,
 // arm64) a record reaches the OS's page cache by a memory copy into a
 // shared mapping of the log, ahead of which the log is extended by zero
-// bytes (written by a goroutine of the collection 512 KiB to 1 MiB ahead;
-// by the writer itself, 64 KiB at a time, when that one falls behind), so
+// bytes (written by a goroutine of the collection 256 KiB to 1 MiB ahead;
+// when that one falls behind, by a writer, after it has released its locks,
+// or 64 KiB at a time by one that finds no room), so
 // a write seldom makes a system call and a full disk is met by that
 // preallocation, as ErrIO; elsewhere, by write(2). An fsync (fdatasync)
 // covers the records either way.
@@ -89,6 +91,11 @@ type logWriter struct {
 	kick   chan struct{} // tells the background syncer there is something to sync
 	full   chan struct{} // tells the compactor the log has grown past compactAt
 	zero   chan struct{} // tells the zeroer to preallocate up to ahead
+	// extended is how far the last extension of the current file (the
+	// zeroer's, or a writer's catchUp) reached; behind says the zeroer
+	// has fallen behind, so that a writer extends instead (catchUp).
+	extended atomic.Int64
+	behind   atomic.Bool
 
 	// mu protects everything below, and the cond waits on it.
 	mu        sync.Mutex
