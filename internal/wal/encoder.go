@@ -126,7 +126,13 @@ func checkRecord(typ byte, n uint64) {
 }
 
 // recordCRC returns the CRC of a record whose first 5 header bytes (length
-// and type) are lenType.
+// and type) are lenType. The 5 bytes go through the table a byte at a time,
+// inline: a call of crc32.Checksum for them cost more than the payload's
+// (about 60 instructions a record, 2 a durable insert).
 func recordCRC(lenType, payload []byte) uint32 {
-	return crc32.Update(crc32.Checksum(lenType, castagnoli), castagnoli, payload)
+	crc := ^uint32(0)
+	for _, v := range lenType[:5] {
+		crc = castagnoli[byte(crc)^v] ^ crc>>8
+	}
+	return crc32.Update(^crc, castagnoli, payload)
 }
