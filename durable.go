@@ -53,7 +53,7 @@ type durable struct {
 
 	compactMu sync.Mutex     // one compaction at a time; it protects snapSize
 	snapSize  int64          // the size of the newest snapshot (0: none)
-	wg        sync.WaitGroup // the syncer and the compactor
+	wg        sync.WaitGroup // the syncer, the compactor and the zeroer
 }
 
 // checkPath returns the error of Open for a directory whose file name
@@ -160,8 +160,9 @@ func open(fsys vfs.FS, dir string, opts Options, minCompact int64, keepDefault b
 		d.wg.Add(1)
 		go d.log.runSyncer(c.done, &d.wg)
 	}
-	d.wg.Add(1)
+	d.wg.Add(2)
 	go c.runCompactor()
+	go d.log.runZeroer(c.done, &d.wg)
 	return c, nil
 }
 
@@ -279,12 +280,20 @@ func (d *durable) openReader(name string, kind wal.Kind) (vfs.File, *wal.Reader,
 }
 
 // synced waits, under SyncAlways, until the record lsn (0: none was
-// written) is durable.
+// written) is durable. Before that, with no lock held, the writer
+// preallocates the log itself if the zeroer has fallen behind (catchUp).
 func (c *Collection) synced(lsn uint64) error {
-	if lsn == 0 || c.d.log.policy != SyncAlways {
+	if lsn == 0 {
 		return nil
 	}
-	return c.d.log.waitSynced(lsn)
+	l := c.d.log
+	if l.behind.Load() {
+		l.catchUp()
+	}
+	if l.policy != SyncAlways {
+		return nil
+	}
+	return l.waitSynced(lsn)
 }
 
 // close stops the durable mode's goroutines (c.done is closed), waits for

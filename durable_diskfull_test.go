@@ -37,22 +37,37 @@ func TestDurableDiskFullConcurrentWriters(t *testing.T) {
 			for level := range levels {
 				// Room for a few to a few hundred records past the
 				// preload, so that the disk fills at every point of
-				// a batch.
-				diskFullRound(t, policy, uint64(level), int64(level)*97+int64(level%7))
+				// a batch; every other round with the log's zeroer
+				// preallocating (vfs.MemFS.SetExtend).
+				diskFullRound(t, policy, uint64(level), int64(level)*97+int64(level%7), level%2 == 1)
 			}
 		})
 	}
 }
 
+// dfPreload is room enough for newDiskFullWriters's preload (96 records of
+// about 100 bytes).
+const dfPreload = 16 << 10
+
 // diskFullRound is one round of TestDurableDiskFullConcurrentWriters with
-// room bytes free after the preload, on a MemFS.
-func diskFullRound(t *testing.T, policy ttlstore.SyncPolicy, seed uint64, room int64) {
+// room bytes free after the preload, on a MemFS. With extend, the log's
+// zeroer preallocates (vfs.Extender), from Open's first write on: the
+// capacity is set before Open, with room for what Open and the preload
+// write, so that the zeroer meets ENOSPC first and the writers fill what
+// it took, the zeroer and the writers' own extensions racing.
+func diskFullRound(t *testing.T, policy ttlstore.SyncPolicy, seed uint64, room int64, extend bool) {
 	fsys := vfs.NewMemFS()
+	if extend {
+		fsys.SetExtend(true)
+		fsys.SetCapacity(2*dfPreload + room)
+	}
 	clk := newMock()
 	c, err := openMem(t, fsys, clk, policy, 1<<30)
 	require.NoError(t, err)
 	w := newDiskFullWriters(t, c)
-	fsys.SetCapacity(fsysUsed(t, fsys) + room)
+	if !extend {
+		fsys.SetCapacity(fsysUsed(t, fsys) + room)
+	}
 	w.run(t, c, seed)
 	w.check(t, c, fmt.Sprintf("room %d, in memory", room))
 

@@ -3,6 +3,7 @@ package ttlstore
 import (
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ttlstore/ttlstore/internal/vfs"
@@ -15,8 +16,11 @@ import (
 // differ in what a power loss or a kernel crash can lose. On Linux (amd64,
 // arm64) a record reaches the OS's page cache by a memory copy into a
 // shared mapping of the log, ahead of which the log is extended by zero
-// bytes 64 KiB at a time, so a write makes no system call and a full disk
-// is met by that preallocation, as ErrIO; elsewhere, by write(2). An fsync (fdatasync)
+// bytes (written by a goroutine of the collection 256 KiB to 1 MiB ahead;
+// when that one falls behind, by a writer, after it has released its locks,
+// or 64 KiB at a time by one that finds no room), so
+// a write seldom makes a system call and a full disk is met by that
+// preallocation, as ErrIO; elsewhere, by write(2). An fsync (fdatasync)
 // covers the records either way.
 type SyncPolicy uint8
 
@@ -86,12 +90,20 @@ type logWriter struct {
 	policy SyncPolicy
 	kick   chan struct{} // tells the background syncer there is something to sync
 	full   chan struct{} // tells the compactor the log has grown past compactAt
+	zero   chan struct{} // tells the zeroer to preallocate up to ahead
+	// extended is how far the last extension of the current file (the
+	// zeroer's, or a writer's catchUp) reached; behind says the zeroer
+	// has fallen behind, so that a writer extends instead (catchUp).
+	extended atomic.Int64
+	behind   atomic.Bool
 
 	// mu protects everything below, and the cond waits on it.
 	mu        sync.Mutex
 	cond      sync.Cond
 	f         vfs.File     // the current log file
 	app       vfs.Appender // appends to f through a mapping; nil: f.Write
+	ext       vfs.Extender // app, if the zeroer can preallocate it; else nil
+	ahead     int64        // how far the zeroer was last asked to preallocate f
 	num       uint64       // its number
 	size      int64        // bytes written to f, its header included
 	compactAt int64        // size past which the compactor is told
@@ -115,7 +127,7 @@ type logWriter struct {
 // bytes, whose records are numbered from seq+1 on.
 func newLogWriter(f vfs.File, num uint64, size int64, policy SyncPolicy, seq uint64) *logWriter {
 	l := &logWriter{policy: policy, num: num, next: seq, written: seq, synced: seq, preamble: preambleSize,
-		kick: make(chan struct{}, 1), full: make(chan struct{}, 1), compactAt: 1<<63 - 1}
+		kick: make(chan struct{}, 1), full: make(chan struct{}, 1), zero: make(chan struct{}, 1), compactAt: 1<<63 - 1}
 	l.cond.L = &l.mu
 	l.setFile(f, size)
 	return l

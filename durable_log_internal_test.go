@@ -290,3 +290,36 @@ func TestLogWriterRotateSyncsWhileWritersGo(t *testing.T) {
 		})
 	}
 }
+
+// With no zeroer running (none is started here), the log's preallocation
+// falls behind: the first request of a file is the zeroer's alone, the next
+// one sets behind, and catchUp, a writer's, extends the file to what was
+// asked, once; Close cuts the tail.
+func TestLogWriterCatchUp(t *testing.T) {
+	fsys := vfs.NewMemFS()
+	fsys.SetExtend(true)
+	l := newTestLog(t, fsys, SyncNever)
+	size := func() int64 { return int64(len(mustRead(t, fsys, "1.log"))) }
+	n := 0
+	put := func() {
+		n++
+		_, err := l.appendCommit(putMutations(t, fmt.Sprintf("d%d", n)))
+		require.NoError(t, err)
+	}
+	put()
+	require.False(t, l.behind.Load(), "behind after a file's first request")
+	require.Equal(t, l.size, size(), "the file was extended without a zeroer")
+	first := l.ahead
+	for l.ahead == first {
+		put()
+	}
+	require.True(t, l.behind.Load(), "not behind with the zeroer's requests undone")
+	l.catchUp()
+	require.False(t, l.behind.Load())
+	require.Equal(t, l.ahead, size(), "catchUp extended the file to what was asked")
+	require.Equal(t, l.ahead, l.extended.Load())
+	put()
+	require.False(t, l.behind.Load(), "behind with the preallocation done")
+	require.NoError(t, l.close())
+	require.Equal(t, l.size, size(), "Close cut the tail")
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -46,9 +47,37 @@ func zeroTail(t *testing.T, fsys *vfs.MemFS, name string) int {
 // A kill -9 keeps every write acknowledged under SyncNever: the log's
 // records were copied through its mapping, followed by the zero tail the
 // process did not live to cut, which a restart takes for the end of the
-// log (not torn) and cuts; a clean Close leaves no tail.
+// log (not torn) and cuts; a clean Close leaves no tail. The second run
+// has the log's zeroer preallocate (vfs.MemFS.SetExtend) while 4
+// goroutines write, and kills the process with the zeroer perhaps still
+// at work.
 func TestDurableMappedKillKeepsWrites(t *testing.T) {
+	for _, extend := range []bool{false, true} {
+		t.Run(fmt.Sprintf("extend=%v", extend), func(t *testing.T) { mappedKillKeepsWrites(t, extend) })
+	}
+}
+
+func mappedKillKeepsWrites(t *testing.T, extend bool) {
 	fsys, c := openMapped(t, ttlstore.SyncNever, 50)
+	n := 51
+	if extend {
+		fsys.SetExtend(true)
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 500 {
+					if _, err := c.Upsert(fmt.Appendf(nil, `{"id":"g%d-%d","pad":"%0500d"}`, g, i, 0)); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		n += 4 * 500
+	}
 	want := shownOf(c)
 	killed := fsys.Kill()
 	c.Close()
@@ -66,7 +95,7 @@ func TestDurableMappedKillKeepsWrites(t *testing.T) {
 	c, err = openMem(t, killed, newMock(), ttlstore.SyncNever, 1<<30)
 	require.NoError(t, err)
 	defer c.Close()
-	assert.Len(t, ids(c), 51)
+	assert.Len(t, ids(c), n)
 }
 
 // A power loss keeps only what was synced: under SyncNever, none of the

@@ -41,8 +41,12 @@ func freeBytes(t *testing.T, dir string) int64 {
 
 // TestDurableTmpfsFullConcurrentWriters is TestDurableDiskFullConcurrentWriters
 // on a real file system: a 1 MiB tmpfs, filled (by a file beside the
-// collection's directory) to a few bytes to a few pages short of full, then
-// 32 writers under each policy until ENOSPC. After Close, the filler's
+// collection's directory, before its first write) to a few bytes to a few
+// pages short of full once the writes of newDiskFullWriters are in, then
+// 32 writers under each policy until ENOSPC. The log's zeroer (the
+// background preallocation of a mapped log, vfs.Extender) takes all that
+// is free at the first write, and meets ENOSPC first; the writers' appends
+// use what it preallocated, and the first that does not fit meets ENOSPC. After Close, the filler's
 // removal and Open, the collection shows exactly what each writer was told,
 // as it did in memory before Close.
 func TestDurableTmpfsFullConcurrentWriters(t *testing.T) {
@@ -58,9 +62,11 @@ func TestDurableTmpfsFullConcurrentWriters(t *testing.T) {
 				opts := ttlstore.Options{Clock: newMock(), SweepInterval: ttlstore.ManualSweep, Sync: policy}
 				c, err := ttlstore.Open(dir, opts)
 				require.NoError(t, err)
-				w := newDiskFullWriters(t, c)
+				// The filler goes before the first write: from then
+				// on the log's zeroer may take what is free.
 				filler := filepath.Join(mnt, "filler")
-				require.NoError(t, os.WriteFile(filler, make([]byte, max(freeBytes(t, mnt)-room, 0)), 0o600))
+				require.NoError(t, os.WriteFile(filler, make([]byte, max(freeBytes(t, mnt)-room-dfPreload, 0)), 0o600))
+				w := newDiskFullWriters(t, c)
 				w.run(t, c, uint64(i))
 				when := fmt.Sprintf("room %d", room)
 				w.check(t, c, when+", in memory")

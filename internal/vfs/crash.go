@@ -46,7 +46,7 @@ import (
 // torn part of them, as written at the top of crash.go; otherwise nothing
 // unsynced survives.
 //
-// The new MemFS holds no locks and has no hook; it keeps m's capacity and preallocation, and
+// The new MemFS holds no locks and has no hook; it keeps m's capacity, preallocation and SetExtend, and
 // its Ops starts at 0. From now on every call on m, its Files and its locks
 // fails with ErrCrashed, so goroutines of the dead process cannot touch the
 // new one. Crash panics if m is already dead: a test that crashes twice
@@ -92,7 +92,7 @@ func (m *MemFS) Crash(rng *rand.Rand, tear bool) *MemFS {
 		}
 		return c
 	}
-	return &MemFS{root: cp(m.root), capacity: m.capacity, prealloc: m.prealloc, locks: map[string]bool{}}
+	return &MemFS{root: cp(m.root), capacity: m.capacity, prealloc: m.prealloc, extend: m.extend, locks: map[string]bool{}}
 }
 
 // tornTail returns what a crash keeps of the bytes current appended after
@@ -145,7 +145,7 @@ func lostPages(rng *rand.Rand, synced, current []byte) []byte {
 // of it afterwards still loses what was never synced.
 //
 // The new MemFS holds no locks (the kernel drops a dead process's locks)
-// and has no hook; it keeps m's capacity and preallocation, and its Ops starts at 0. Kill
+// and has no hook; it keeps m's capacity, preallocation and SetExtend, and its Ops starts at 0. Kill
 // panics if m is already dead.
 func (m *MemFS) Kill() *MemFS {
 	m.mu.Lock()
@@ -173,7 +173,7 @@ func (m *MemFS) Kill() *MemFS {
 		}
 		return c
 	}
-	return &MemFS{root: cp(m.root), capacity: m.capacity, prealloc: m.prealloc, locks: map[string]bool{}}
+	return &MemFS{root: cp(m.root), capacity: m.capacity, prealloc: m.prealloc, extend: m.extend, locks: map[string]bool{}}
 }
 
 // dieLocked marks m dead, or panics if it already is. m.mu must be held.

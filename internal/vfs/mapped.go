@@ -5,7 +5,8 @@ package vfs
 // kill -9 keeps them) without a system call each.
 //
 // The file is preallocated ahead of the appends (on Linux, by zero bytes
-// written with write(2) 64 KiB ahead), so it has a tail of zero bytes after
+// written with write(2) 64 KiB ahead, or further by Extender), so it has a
+// tail of zero bytes after
 // what was appended until the Appender is closed, which cuts it; a reader
 // of such a file must take trailing zero bytes for the end of the data.
 // Because the preallocation, not a page fault, is what meets a full disk,
@@ -16,7 +17,8 @@ package vfs
 // kernel is: it survives the death of the process, and File.Sync (fdatasync,
 // which on Linux writes back the pages dirtied through a mapping as msync
 // does) makes it durable. MemFS models the same: Kill keeps what was
-// appended, Crash only what was synced (or a torn part of the rest).
+// appended, Crash only what was synced (or a torn part of the rest); its
+// Appenders' Extend extends only if told to (MemFS.SetExtend).
 
 // Mapper is implemented by a File that can append through a shared memory
 // mapping: the OS's files on Linux (amd64, arm64) and MemFS's files. Other
@@ -49,4 +51,20 @@ type Appender interface {
 	// Sync. Later calls of Append fail with fs.ErrClosed; a second Close
 	// does nothing.
 	Close() error
+}
+
+// Extender is implemented by an Appender whose preallocation another
+// goroutine can run ahead of the appends (the OS's on Linux), so that the
+// appending goroutine seldom extends the file itself.
+type Extender interface {
+	// Extend preallocates the file, as Append would, up to at least
+	// byte to (nothing if it is that long already), and may prepare the
+	// preallocated part of the mapping for the appends' stores. It may be called
+	// concurrently with the Appender's other methods, which it may
+	// delay while it extends the file. A failure (a full disk:
+	// syscall.ENOSPC) leaves the preallocation where it got: an Append
+	// that needs more extends the file itself and meets the error. Extend
+	// does nothing after Close, before the first Append, or where the
+	// file turned out not to be mappable (appends go on with write(2)).
+	Extend(to int64) error
 }

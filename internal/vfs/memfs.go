@@ -76,6 +76,7 @@ type MemFS struct {
 	hook     func(Op, string) error // nil: no faults
 	capacity int64                  // 0: unlimited
 	prealloc int64                  // what an Appender preallocates ahead; see SetPreallocation
+	extend   bool                   // Extend of an Appender extends; see SetExtend
 	ops      int64                  // operations that reached the hook
 	locks    map[string]bool        // cleaned names of the held locks
 }

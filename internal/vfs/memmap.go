@@ -97,6 +97,52 @@ func (a *memAppender) Close() error {
 	return nil
 }
 
+// Extend extends the file with zero bytes up to to, as far as the capacity
+// allows (else syscall.ENOSPC, keeping what fitted), if m was told to
+// (SetExtend); else it does nothing, so that a log's zeroer leaves the
+// file system's steps (Ops) as they were. It is OpAllocate, which the hook
+// may fail. It does nothing after Close, and fails with ErrCrashed once m is
+// dead.
+func (a *memAppender) Extend(to int64) error {
+	m := a.f.fs
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case m.dead:
+		return pathErr("extend", a.f.name, ErrCrashed)
+	case !m.extend || a.closed || a.f.closed:
+		return nil
+	}
+	n := a.f.n
+	cur := int64(len(n.data))
+	if to <= cur {
+		return nil
+	}
+	if err := m.faultLocked(OpAllocate, a.f.name); err != nil {
+		return err
+	}
+	size := to
+	if room := m.roomLocked(); room < to-cur {
+		size = cur + max(room, 0)
+	}
+	n.data = append(n.data, make([]byte, size-cur)...)
+	n.zeros += size - cur
+	if size < to {
+		return pathErr("preallocate", a.f.name, syscall.ENOSPC)
+	}
+	return nil
+}
+
+// SetExtend says whether Extend of an Appender of a file in m extends the
+// file (as the OS's does from a log's zeroer goroutine, whose timing is the
+// scheduler's) or does nothing, the default. Crash and Kill pass it to the
+// new MemFS.
+func (m *MemFS) SetExtend(on bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.extend = on
+}
+
 // SetPreallocation sets how far ahead of its appends an Appender of a file
 // in m extends the file with zero bytes, at least, when the capacity allows
 // (as the OS's Appender does, by 4 MiB): bytes <= 0, the default, extends

@@ -157,3 +157,51 @@ func TestMemFSAppenderKeepsSynced(t *testing.T) {
 	assert.Equal(t, []byte("heZZXY"), bytesOf(t, m, "log"))
 	assert.Equal(t, []byte("head"), bytesOf(t, m.Crash(nil, false), "log"), "the synced bytes changed in place")
 }
+
+// Extend of a MemFS Appender does nothing unless SetExtend said so; then
+// it extends the zero tail (OpAllocate, which the hook may fail), up to the
+// capacity (ENOSPC, keeping what fitted), which appends then fill in place;
+// Close cuts it, and Extend after Close or Kill does nothing.
+func TestMemFSAppenderExtend(t *testing.T) {
+	m := vfs.NewMemFS()
+	_, a := mapAppend(t, m, "head")
+	ext := a.(vfs.Extender)
+	ops := m.Ops()
+	require.NoError(t, ext.Extend(100))
+	assert.Equal(t, ops, m.Ops(), "Extend without SetExtend is no step")
+	assert.Equal(t, []byte("head"), bytesOf(t, m, "log"), "Extend without SetExtend")
+
+	m.SetExtend(true)
+	ops = m.Ops()
+	require.NoError(t, ext.Extend(20))
+	require.NoError(t, ext.Extend(10), "Extend short of the file's size")
+	assert.Equal(t, ops+1, m.Ops(), "one OpAllocate")
+	assert.Equal(t, withZeros("head", 16), bytesOf(t, m, "log"))
+	require.NoError(t, a.Append([]byte("one")))
+	assert.Equal(t, withZeros("headone", 13), bytesOf(t, m, "log"), "the append went into the zero tail")
+
+	m.SetHook(func(op vfs.Op, _ string) error {
+		if op == vfs.OpAllocate {
+			return syscall.EIO
+		}
+		return nil
+	})
+	require.ErrorIs(t, ext.Extend(40), syscall.EIO)
+	m.SetHook(nil)
+	assert.Len(t, bytesOf(t, m, "log"), 20, "a failed Extend extends nothing")
+
+	m.SetCapacity(30)
+	require.ErrorIs(t, ext.Extend(40), syscall.ENOSPC)
+	assert.Equal(t, withZeros("headone", 23), bytesOf(t, m, "log"), "Extend kept what fitted")
+	require.NoError(t, a.Append(bytes.Repeat([]byte("x"), 23)), "an append into the tail needs no room")
+	require.ErrorIs(t, a.Append([]byte("y")), syscall.ENOSPC)
+
+	killed := m.Kill()
+	require.ErrorIs(t, ext.Extend(50), vfs.ErrCrashed)
+	_, a = mapAppend(t, killed, "")
+	require.NoError(t, a.(vfs.Extender).Extend(8), "Kill passes SetExtend on")
+	assert.Len(t, bytesOf(t, killed, "log"), 8)
+	require.NoError(t, a.Close())
+	require.NoError(t, a.(vfs.Extender).Extend(16))
+	assert.Empty(t, bytesOf(t, killed, "log"), "Close cut the tail, and Extend after it did nothing")
+}

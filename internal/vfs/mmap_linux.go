@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"runtime/debug"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 )
@@ -34,18 +36,30 @@ const zeroAhead = 64 << 10
 // then in the page cache, dirty, so that the first store to each through
 // the mapping is a minor fault; a store never makes a page fault allocate
 // a block (whose failure on a full disk would be a SIGBUS), nor touches a
-// page past the end of the file (a SIGBUS too). fallocate(2) reserved the
+// page past the end of the file (a SIGBUS too). Extend writes the zero
+// bytes from another goroutine, ahead of the appends, so that Append seldom
+// has to, and makes the pages writable in the mapping
+// (MADV_POPULATE_WRITE), so that the first store to each is not a fault
+// either. fallocate(2) reserved the
 // blocks as well, but a store to a page of an unwritten (fallocated) block
 // costs ext4's page_mkwrite, about 2 µs a 4 KiB page, a quarter of a
 // durable insert (docs/performance.md).
 type mmapAppender struct {
-	f      *os.File
-	mem    []byte // the mapping; nil before the first Append
-	base   int64  // the file offset of mem[0], a multiple of the page size
-	off    int64  // where the next Append writes
-	zeroed int64  // the file's size: where the zero bytes written ahead of off end; -1 before the first grow
-	write  bool   // the file cannot be mapped: append with write(2)
-	closed bool
+	f    *os.File
+	mem  []byte // the mapping; nil before the first Append
+	base int64  // the file offset of mem[0], a multiple of the page size
+	off  int64  // where the next Append writes
+
+	// zmu serialises the file's growth (write(2) of zero bytes, the
+	// first Stat, Truncate) and the mapping's (grow) between the
+	// appending goroutine and Extend's, and protects mem, base, write and
+	// closed for Extend: the appending goroutine changes them holding it,
+	// and reads them without it.
+	zmu       sync.Mutex
+	zeroed    atomic.Int64 // the file's size: where the zero bytes written ahead of off end; -1 before the first grow
+	populated int64        // where the pages Extend made writable in the mapping end (populateLocked)
+	write     bool         // the file cannot be mapped: append with write(2)
+	closed    bool
 }
 
 // MapAppend returns an Appender of f from off; it maps nothing yet.
@@ -53,7 +67,9 @@ func (f *osFile) MapAppend(off int64) (Appender, error) {
 	if off < 0 {
 		return nil, &fs.PathError{Op: "mapappend", Path: f.f.Name(), Err: syscall.EINVAL}
 	}
-	return &mmapAppender{f: f.f, off: off, zeroed: -1}, nil
+	a := &mmapAppender{f: f.f, off: off}
+	a.zeroed.Store(-1)
+	return a, nil
 }
 
 func (a *mmapAppender) Offset() int64 { return a.off }
@@ -76,8 +92,11 @@ func (a *mmapAppender) Append(p []byte) error {
 			return a.Append(p)
 		}
 	}
-	if end > a.zeroed {
-		if err := a.zeroTo(end); err != nil {
+	if end > a.zeroed.Load() {
+		a.zmu.Lock()
+		err := a.zeroLocked(end, min(end+zeroAhead, a.base+int64(len(a.mem))))
+		a.zmu.Unlock()
+		if err != nil {
 			return err
 		}
 	}
@@ -88,19 +107,41 @@ func (a *mmapAppender) Append(p []byte) error {
 	return nil
 }
 
-// zeroTo appends zero bytes to the file, whose size is a.zeroed, up to
-// zeroAhead past end, within the mapping. If they cannot reach end (a full
-// disk: syscall.ENOSPC), it returns the error, and the append must not be
-// copied; the zero bytes written stay, a zero tail.
-func (a *mmapAppender) zeroTo(end int64) error {
-	to := min(end+zeroAhead, a.base+int64(len(a.mem)))
-	var err error
-	for a.zeroed < to && err == nil {
-		var n int
-		n, err = write(a.f, zeros[:min(to-a.zeroed, int64(len(zeros)))])
-		a.zeroed += int64(n)
+// Extend writes zero bytes ahead of the appends; see Extender.
+func (a *mmapAppender) Extend(to int64) error {
+	for {
+		a.zmu.Lock()
+		zeroed := a.zeroed.Load()
+		if a.closed || a.write || zeroed < 0 || zeroed >= to {
+			a.zmu.Unlock()
+			return nil
+		}
+		// A chunk at a time, so that an Append that needs the lock
+		// meanwhile waits for one write(2) at most.
+		next := min(to, zeroed+int64(len(zeros)))
+		err := a.zeroLocked(next, next)
+		a.populateLocked()
+		a.zmu.Unlock()
+		if err != nil {
+			return err
+		}
 	}
-	if a.zeroed < end {
+}
+
+// zeroLocked appends zero bytes to the file, whose size is a.zeroed, up to
+// to (if it is shorter). If they cannot reach end (a full disk:
+// syscall.ENOSPC), it returns the error, and an append to end must not be
+// copied; the zero bytes written stay, a zero tail. a.zmu must be held.
+func (a *mmapAppender) zeroLocked(end, to int64) error {
+	zeroed := a.zeroed.Load()
+	var err error
+	for zeroed < to && err == nil {
+		var n int
+		n, err = write(a.f, zeros[:min(to-zeroed, int64(len(zeros)))])
+		zeroed += int64(n)
+		a.zeroed.Store(zeroed)
+	}
+	if zeroed < end {
 		if err == nil {
 			err = &fs.PathError{Op: "write", Path: a.f.Name(), Err: io.ErrShortWrite}
 		}
@@ -109,7 +150,35 @@ func (a *mmapAppender) zeroTo(end int64) error {
 	return nil
 }
 
-// zeros is what zeroTo writes.
+// populateLocked makes the mapping's pages that are zeroed (whole) and
+// not yet populated writable in the page tables (MADV_POPULATE_WRITE), so
+// that the appends' first store to each is not a page fault. Where the
+// kernel cannot (before Linux 5.14: EINVAL), it gives up for good; the
+// stores then fault, as they would anyway. a.zmu must be held.
+func (a *mmapAppender) populateLocked() {
+	if a.mem == nil || noPopulate.Load() {
+		return
+	}
+	page := int64(os.Getpagesize())
+	lo := max(a.populated, a.base)
+	hi := min(a.zeroed.Load(), a.base+int64(len(a.mem))) &^ (page - 1)
+	if hi <= lo {
+		return
+	}
+	if err := syscall.Madvise(a.mem[lo-a.base:hi-a.base], madvPopulateWrite); err != nil {
+		noPopulate.Store(true)
+		return
+	}
+	a.populated = hi
+}
+
+// madvPopulateWrite is Linux's MADV_POPULATE_WRITE (5.14).
+const madvPopulateWrite = 23
+
+// noPopulate is set once madvise(MADV_POPULATE_WRITE) has failed.
+var noPopulate atomic.Bool
+
+// zeros is what zeroLocked writes.
 var zeros = make([]byte, zeroAhead)
 
 // copyAt copies p into the mapping at a.off. A fault on the mapping (SIGBUS,
@@ -161,16 +230,18 @@ func copyInOrder(dst, src []byte) {
 }
 
 // grow maps the file from the page a.off is on to at least end, mapChunk
-// at a time, past the end of the file if need be (zeroTo then extends the
+// at a time, past the end of the file if need be (zeroLocked then extends the
 // file before a copy touches a page). If the file system cannot map the
 // file, it cuts the zero bytes written ahead and sets a.write instead.
 func (a *mmapAppender) grow(end int64) error {
-	if a.zeroed < 0 {
+	a.zmu.Lock() // Extend populates the mapping
+	defer a.zmu.Unlock()
+	if a.zeroed.Load() < 0 {
 		fi, err := a.f.Stat()
 		if err != nil {
 			return err
 		}
-		a.zeroed = fi.Size() // where write(2) appends
+		a.zeroed.Store(fi.Size()) // where write(2) appends
 	}
 	page := int64(os.Getpagesize())
 	base := a.off &^ (page - 1)
@@ -215,6 +286,8 @@ func (a *mmapAppender) Close() error {
 	if a.closed {
 		return nil
 	}
+	a.zmu.Lock()
+	defer a.zmu.Unlock()
 	a.closed = true
 	err := a.unmap()
 	if terr := a.f.Truncate(a.off); err == nil {
