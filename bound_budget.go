@@ -92,7 +92,7 @@ func sizeTables() (by8 [smallSizeMax/8 + 1]uint16, by128 [(32768-smallSizeMax)/1
 // fields are read by every write under a bound and seldom written; the
 // counters after the pad are written by every write under a bound (a
 // write of a new document that evicts one under EvictColdest changes them
-// six times). The pad keeps the two apart: a write on one core, which
+// eight times). The pad keeps the two apart: a write on one core, which
 // reads the first, then no longer finds their line taken from it by a
 // write on another core that changed the second.
 type limits struct {
@@ -100,11 +100,6 @@ type limits struct {
 	// changes them.
 	maxDocs  atomic.Int64
 	maxBytes atomic.Int64
-	// policyBytes is, under EvictColdest (0 under the other policies),
-	// the memory of the policy's tables that the documents' weights do
-	// not count (coldest.account): room under maxBytes that documents
-	// may not use. The policy stores it, under its mutex, when it changes.
-	policyBytes atomic.Int64
 
 	policy EvictionPolicy
 	// cold is EvictColdest's bookkeeping (eviction.go); nil under the
@@ -124,10 +119,10 @@ type limits struct {
 	// every shard (bound_floor.go).
 	floor expiryFloor
 
-	// (The fields above take 104 bytes: this pad starts the counters at
+	// (The fields above take 96 bytes: this pad starts the counters at
 	// a line's start, lim being at one in a Collection, which starts a
 	// page. TestLimitsLinesApart checks it.)
-	_ [24]byte
+	_ [32]byte
 
 	// docs and bytes are the documents in memory and their weight,
 	// expired ones not yet swept included.
@@ -162,7 +157,15 @@ type limits struct {
 
 	evicted      atomic.Uint64 // live documents evicted
 	evictedBytes atomic.Uint64 // their weight
-	refused      atomic.Uint64 // writes refused with ErrFull
+	// policyBytes is, under EvictColdest (0 under the other policies),
+	// the memory of the policy's tables that the documents' weights do
+	// not count (coldest.account): room under maxBytes that documents
+	// may not use. The policy stores it, under its mutex, when it
+	// changes: with the number of documents, twice a write at the bound
+	// (the victim out, the new document in).
+	policyBytes atomic.Int64
+
+	refused atomic.Uint64 // writes refused with ErrFull
 
 	// fixedDocs and fixedBytes are, under EvictSoonestExpiry (0 under
 	// the other policies), the documents stored that cannot expire and
@@ -178,7 +181,7 @@ type limits struct {
 
 	// (limits takes 240 bytes, as it did before the pads: the fields
 	// after lim in Collection are placed for that; TestHotFieldsApart.)
-	_ [40]byte
+	_ [32]byte
 }
 
 // byteBound is the weight the documents may use: maxBytes less what the

@@ -95,7 +95,7 @@ func TestLimitsLinesApart(t *testing.T) {
 	line := uintptr(64)
 	assert.Zero(t, unsafe.Offsetof(c.lim)%line, "lim starts a line")
 	readEnd := unsafe.Offsetof(l.floor) + unsafe.Sizeof(l.floor)
-	for _, f := range []uintptr{unsafe.Offsetof(l.maxDocs), unsafe.Offsetof(l.maxBytes), unsafe.Offsetof(l.policyBytes),
+	for _, f := range []uintptr{unsafe.Offsetof(l.maxDocs), unsafe.Offsetof(l.maxBytes),
 		unsafe.Offsetof(l.policy), unsafe.Offsetof(l.cold), unsafe.Offsetof(l.waiting)} {
 		assert.Less(t, f, readEnd)
 	}
@@ -103,7 +103,7 @@ func TestLimitsLinesApart(t *testing.T) {
 	assert.Zero(t, first%line, "the counters start a line")
 	assert.GreaterOrEqual(t, first, readEnd)
 	for _, f := range []uintptr{unsafe.Offsetof(l.bytes), unsafe.Offsetof(l.filing), unsafe.Offsetof(l.filed),
-		unsafe.Offsetof(l.evicted), unsafe.Offsetof(l.evictedBytes)} {
+		unsafe.Offsetof(l.evicted), unsafe.Offsetof(l.evictedBytes), unsafe.Offsetof(l.policyBytes)} {
 		assert.Less(t, f+8, first+line+1, "a counter every write changes past the counters' line")
 	}
 }
