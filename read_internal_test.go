@@ -91,7 +91,7 @@ func TestHotFieldsApart(t *testing.T) {
 // read.
 func TestLimitsLinesApart(t *testing.T) {
 	var c Collection
-	l := &c.lim
+	var l limits
 	line := uintptr(64)
 	assert.Zero(t, unsafe.Offsetof(c.lim)%line, "lim starts a line")
 	readEnd := unsafe.Offsetof(l.floor) + unsafe.Sizeof(l.floor)
