@@ -92,7 +92,7 @@ func sizeTables() (by8 [smallSizeMax/8 + 1]uint16, by128 [(32768-smallSizeMax)/1
 // fields are read by every write under a bound and seldom written; the
 // counters after the pad are written by every write under a bound (a
 // write of a new document that evicts one under EvictColdest changes them
-// eight times). The pad keeps the two apart: a write on one core, which
+// six times, eight under MaxBytes). The pad keeps the two apart: a write on one core, which
 // reads the first, then no longer finds their line taken from it by a
 // write on another core that changed the second.
 type limits struct {
@@ -162,7 +162,8 @@ type limits struct {
 	// not count (coldest.account): room under maxBytes that documents
 	// may not use. The policy stores it, under its mutex, when it
 	// changes: with the number of documents, twice a write at the bound
-	// (the victim out, the new document in).
+	// (the victim out, the new document in); but only under a MaxBytes,
+	// 0 without one (coldest.chargeTo).
 	policyBytes atomic.Int64
 
 	refused atomic.Uint64 // writes refused with ErrFull
