@@ -151,6 +151,9 @@ func (c *Collection) SetLimits(maxDocuments int, maxBytes int64) error {
 	if c.closed.Load() {
 		return newError(op, "", ErrClosed)
 	}
+	if maxBytes > 0 && c.lim.cold != nil {
+		c.lim.cold.chargeTo(&c.lim.policyBytes) // counted before the bound is in force
+	}
 	c.lim.maxDocs.Store(int64(maxDocuments))
 	c.lim.maxBytes.Store(maxBytes)
 	return c.shrink(op)

@@ -88,36 +88,46 @@ func sizeTables() (by8 [smallSizeMax/8 + 1]uint16, by128 [(32768-smallSizeMax)/1
 	return by8, by128
 }
 
-// limits is a collection's bound and what it holds against it.
+// limits is a collection's bound and what it holds against it. Its first
+// fields are read by every write under a bound and seldom written; the
+// counters after the pad are written by every write under a bound (a
+// write of a new document that evicts one under EvictColdest changes them
+// six times, eight under MaxBytes). The pad keeps the two apart: a write on one core, which
+// reads the first, then no longer finds their line taken from it by a
+// write on another core that changed the second.
 type limits struct {
 	// maxDocs and maxBytes are the bounds, 0 for none. SetLimits
 	// changes them.
 	maxDocs  atomic.Int64
 	maxBytes atomic.Int64
-	// docs and bytes are the documents in memory and their weight,
-	// expired ones not yet swept included.
-	docs  atomic.Int64
-	bytes atomic.Int64
-	// fixedDocs and fixedBytes are, under EvictSoonestExpiry (0 under
-	// the other policies), the documents stored that cannot expire and
-	// their weight: what eviction can never take away, so that a write
-	// can tell before it evicts whether evicting could make its room
-	// (canMake). They are kept where documents enter and leave the
-	// expiry index (storeLocked, unfileLocked; redefineLocked recounts
-	// them), under the document's shard lock. They cost a write of a
-	// document that can expire one comparison, and a write or removal
-	// of one that cannot two atomic additions here.
-	fixedDocs  atomic.Int64
-	fixedBytes atomic.Int64
-	// policyBytes is, under EvictColdest (0 under the other policies),
-	// the memory of the policy's tables that the documents' weights do
-	// not count (coldest.account): room under maxBytes that documents
-	// may not use. The policy stores it, under its mutex, when it changes.
-	policyBytes atomic.Int64
+
+	policy EvictionPolicy
+	// cold is EvictColdest's bookkeeping (eviction.go); nil under the
+	// other policies, so that they cost writes and reads nothing.
+	cold *coldest
 
 	// roomMu is held by a writer that found nothing to evict while it
 	// decides to wait (makeRoom), and by those that wake it (ended).
 	roomMu sync.Mutex
+	// done is signalled, with roomMu held, when one of the counts of
+	// filing ends while a room maker waits for it (waiting > 0).
+	done    *sync.Cond
+	waiting atomic.Int64
+
+	// floor is a lower bound on every document's expiry, so that a write
+	// at the bound can tell that nothing has expired without reading
+	// every shard (bound_floor.go).
+	floor expiryFloor
+
+	// (The fields above take 96 bytes: this pad starts the counters at
+	// a line's start, lim being at one in a Collection, which starts a
+	// page. TestLimitsLinesApart checks it.)
+	_ [32]byte
+
+	// docs and bytes are the documents in memory and their weight,
+	// expired ones not yet swept included.
+	docs  atomic.Int64
+	bytes atomic.Int64
 	// filing counts the writes between their reservation and their
 	// filing, under an evicting policy, those holding room that eviction
 	// made for them, and EvictColdest's victims picked but not yet
@@ -144,24 +154,35 @@ type limits struct {
 	// filed counts the ends of those: makeRoom looks again if one ended
 	// while it looked for a victim.
 	filed atomic.Uint64
-	// done is signalled, with roomMu held, when one of those ends while
-	// a room maker waits for it (waiting > 0).
-	done    *sync.Cond
-	waiting atomic.Int64
 
 	evicted      atomic.Uint64 // live documents evicted
 	evictedBytes atomic.Uint64 // their weight
-	refused      atomic.Uint64 // writes refused with ErrFull
+	// policyBytes is, under EvictColdest (0 under the other policies),
+	// the memory of the policy's tables that the documents' weights do
+	// not count (coldest.account): room under maxBytes that documents
+	// may not use. The policy stores it, under its mutex, when it
+	// changes: with the number of documents, twice a write at the bound
+	// (the victim out, the new document in); but only under a MaxBytes,
+	// 0 without one (coldest.chargeTo).
+	policyBytes atomic.Int64
 
-	// floor is a lower bound on every document's expiry, so that a write
-	// at the bound can tell that nothing has expired without reading
-	// every shard (bound_floor.go).
-	floor expiryFloor
+	refused atomic.Uint64 // writes refused with ErrFull
 
-	policy EvictionPolicy
-	// cold is EvictColdest's bookkeeping (eviction.go); nil under the
-	// other policies, so that they cost writes and reads nothing.
-	cold *coldest
+	// fixedDocs and fixedBytes are, under EvictSoonestExpiry (0 under
+	// the other policies), the documents stored that cannot expire and
+	// their weight: what eviction can never take away, so that a write
+	// can tell before it evicts whether evicting could make its room
+	// (canMake). They are kept where documents enter and leave the
+	// expiry index (storeLocked, unfileLocked; redefineLocked recounts
+	// them), under the document's shard lock. They cost a write of a
+	// document that can expire one comparison, and a write or removal
+	// of one that cannot two atomic additions here.
+	fixedDocs  atomic.Int64
+	fixedBytes atomic.Int64
+
+	// (limits takes 240 bytes, as it did before the pads: the fields
+	// after lim in Collection are placed for that; TestHotFieldsApart.)
+	_ [32]byte
 }
 
 // byteBound is the weight the documents may use: maxBytes less what the
@@ -197,6 +218,13 @@ func reserve(used *atomic.Int64, d, held, max int64) bool {
 			used.Add(d - held)
 		}
 		return true
+	}
+	if d == held {
+		// The room held is the room needed (a write of one new
+		// document that evicted one): the usage stays as it is, and a
+		// load does where a compare-and-swap took the line from the
+		// other cores.
+		return used.Load() <= max
 	}
 	for {
 		u := used.Load()

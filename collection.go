@@ -249,7 +249,11 @@ func newCollection(op string, opts Options) (*Collection, int32, error) {
 	c.lim.done = sync.NewCond(&c.lim.roomMu)
 	c.lim.floor.init()
 	if opts.Eviction == EvictColdest {
-		c.lim.cold = newColdest(c.seed, opts.MaxDocuments, c.reads, &c.lim.filing, &c.lim.policyBytes)
+		var charged *atomic.Int64 // the tables count only under MaxBytes (see coldest.chargeTo)
+		if opts.MaxBytes > 0 {
+			charged = &c.lim.policyBytes
+		}
+		c.lim.cold = newColdest(c.seed, opts.MaxDocuments, c.reads, &c.lim.filing, charged)
 	}
 	c.armed.Store(neverExpires)
 	for i := range c.shards {

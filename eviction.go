@@ -82,7 +82,9 @@ type coldest struct {
 
 	// What the tables hold that the documents' weights do not count
 	// (eviction_memory.go): charged is the bound's limits.policyBytes,
-	// nil for none; base, the tables' bytes when the policy was new.
+	// nil while the collection has no MaxBytes (chargeTo sets it);
+	// base, the tables' bytes when the policy was new. mu protects
+	// charged.
 	charged *atomic.Int64
 	base    int
 

@@ -18,6 +18,8 @@ package ttlstore
 // documents may use. It changes only when a table is resized, or with the
 // number of documents.
 
+import "sync/atomic"
+
 // policyDocBytes is the part of docOverhead that stands for a document's
 // place in EvictColdest's tables: a queue slot and a sketch word.
 const policyDocBytes = 16
@@ -36,6 +38,21 @@ func (p *coldest) tableBytes() int {
 // what they held when the policy was new. p.mu must be held.
 func (p *coldest) charge() int64 {
 	return int64(max(0, p.tableBytes()-p.base-policyDocBytes*p.len()))
+}
+
+// chargeTo has the policy store what its tables hold beyond the
+// documents' weights in charged from now on, if it stored it nowhere: a
+// collection made without MaxBytes, given one by SetLimits, which calls it
+// before the bound is in force. Without a byte bound nothing reads it,
+// and a write at the bound, which changes the number of documents twice
+// (its victim out, its document in), stored it twice: two atomic stores to
+// the bound's counters' line, and some 60 instructions.
+func (p *coldest) chargeTo(charged *atomic.Int64) {
+	p.mu.Lock()
+	if p.charged == nil {
+		p.charged = charged
+	}
+	p.unlock()
 }
 
 // unlock stores what the tables hold beyond the documents' weights in

@@ -43,3 +43,30 @@ func TestColdestTablesCounted(t *testing.T) {
 		})
 	}
 }
+
+// Without MaxBytes the tables are not counted (nothing reads the count,
+// and a write at the bound would store it twice); SetLimits giving the
+// collection a MaxBytes counts them before that bound is in force, and the
+// bound then holds them with the documents.
+func TestColdestTablesCountedFromSetLimits(t *testing.T) {
+	if raceRepeat(t) {
+		t.Skip("deterministic, and checked by the first run")
+	}
+	var log []string
+	var written string
+	c := inPlaceCollection(t, EvictColdest, 0, 0, &log, &written)
+	for i := range 60000 {
+		_, err := c.Create([]byte(`{"id":"d` + strconv.Itoa(i) + `"}`))
+		require.NoError(t, err)
+	}
+	require.NoError(t, c.checkInvariants())
+	require.Zero(t, c.lim.policyBytes.Load(), "counted without MaxBytes")
+	maxBytes := c.Stats().Bytes // the documents alone: the tables' count must evict some
+	require.NoError(t, c.SetLimits(0, maxBytes))
+	require.NoError(t, c.checkInvariants())
+	charged := c.lim.policyBytes.Load()
+	require.Positive(t, charged, "the tables counted once MaxBytes is set")
+	st := c.Stats()
+	require.LessOrEqual(t, st.Bytes+charged, maxBytes)
+	require.Positive(t, st.Evicted)
+}

@@ -118,7 +118,11 @@ func (c *Collection) checkColdest() error {
 	}); err != nil {
 		return err
 	}
-	if got, want := c.lim.policyBytes.Load(), p.charge(); got != want {
+	want := int64(0) // not counted without MaxBytes (chargeTo)
+	if p.charged != nil {
+		want = p.charge()
+	}
+	if got := c.lim.policyBytes.Load(); got != want {
 		return fmt.Errorf("EvictColdest: the bound counts %d bytes of its tables, they hold %d beyond the documents' weights", got, want)
 	}
 	return nil

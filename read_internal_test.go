@@ -85,3 +85,25 @@ func TestHotFieldsApart(t *testing.T) {
 	assert.GreaterOrEqual(t, gap, line, "bytes between one stripe's counters and the next's")
 	assert.GreaterOrEqual(t, unsafe.Offsetof(s.hits), line-unsafe.Sizeof(s.hits)*2, "the first stripe's counters are a line past policyMu's")
 }
+
+// limits' counters that writes change (docs to evictedBytes) are on one
+// cache line of their own, apart from the bounds and the rest that writes
+// read.
+func TestLimitsLinesApart(t *testing.T) {
+	var c Collection
+	var l limits
+	line := uintptr(64)
+	assert.Zero(t, unsafe.Offsetof(c.lim)%line, "lim starts a line")
+	readEnd := unsafe.Offsetof(l.floor) + unsafe.Sizeof(l.floor)
+	for _, f := range []uintptr{unsafe.Offsetof(l.maxDocs), unsafe.Offsetof(l.maxBytes),
+		unsafe.Offsetof(l.policy), unsafe.Offsetof(l.cold), unsafe.Offsetof(l.waiting)} {
+		assert.Less(t, f, readEnd)
+	}
+	first := unsafe.Offsetof(l.docs)
+	assert.Zero(t, first%line, "the counters start a line")
+	assert.GreaterOrEqual(t, first, readEnd)
+	for _, f := range []uintptr{unsafe.Offsetof(l.bytes), unsafe.Offsetof(l.filing), unsafe.Offsetof(l.filed),
+		unsafe.Offsetof(l.evicted), unsafe.Offsetof(l.evictedBytes), unsafe.Offsetof(l.policyBytes)} {
+		assert.Less(t, f+8, first+line+1, "a counter every write changes past the counters' line")
+	}
+}

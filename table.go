@@ -248,6 +248,35 @@ func (t *table) remove(h uint64, e *entry) bool {
 	return true
 }
 
+// tableSlot is where an entry is stored in a table (locate), so that a
+// removal that follows the check of it needs no second probe (removeAt).
+// It is valid until the table is next changed; the zero value is no slot.
+type tableSlot struct {
+	sub *subtable
+	grp *group
+	i   int
+}
+
+// locate returns where e, whose id hashes to h, is stored, and whether it
+// is: found by identity, loading no entry. e is stored under its id if and
+// only if it is there, since an id has one entry at most. The shard's lock
+// must be held, and the slot is valid while it is and the table does not
+// change.
+func (t *table) locate(h uint64, e *entry) (tableSlot, bool) {
+	if t.subs == nil {
+		return tableSlot{}, false
+	}
+	sub := t.sub(h)
+	grp, i := sub.locate(h, e)
+	return tableSlot{sub, grp, i}, grp != nil
+}
+
+// removeAt removes the entry at at, from locate.
+func (t *table) removeAt(at tableSlot) {
+	at.sub.removeAt(at.grp, at.i)
+	t.n--
+}
+
 // publish stores a new view of the subtables' groups for readers.
 func (t *table) publish() {
 	v := &tableView{depth: t.depth}

@@ -59,7 +59,16 @@ func TestTableAgainstMap(t *testing.T) {
 				if e == nil {
 					e = testEntry(k) // a stranger with the same id
 				}
-				if got := tb.remove(h, e); got != (want[k] != nil) {
+				if rapid.Bool().Draw(rt, "locate") {
+					// As an eviction removes: locate, then removeAt.
+					at, ok := tb.locate(h, e)
+					if ok != (want[k] != nil) {
+						rt.Fatalf("locate(%q) = %v", k, ok)
+					}
+					if ok {
+						tb.removeAt(at)
+					}
+				} else if got := tb.remove(h, e); got != (want[k] != nil) {
 					rt.Fatalf("remove(%q) = %v", k, got)
 				}
 				delete(want, k)
@@ -105,6 +114,8 @@ func TestTableRemoveIsByIdentity(t *testing.T) {
 	h := maphash.String(seed, "same")
 	require.Nil(t, tb.put(h, a, seed))
 	require.False(t, tb.remove(h, b))
+	_, ok := tb.locate(h, b)
+	require.False(t, ok)
 	require.Equal(t, a, tb.get(h, "same"))
 	require.True(t, tb.remove(h, a))
 	require.Nil(t, tb.get(h, "same"))

@@ -170,8 +170,20 @@ func (t *subtable) insert(h uint64, e *entry) {
 // remove deletes e, whose id hashes to h, and reports whether it was there.
 // It finds e by identity, so it never loads another entry.
 func (t *subtable) remove(h uint64, e *entry) bool {
-	if t.groups == nil {
+	grp, i := t.locate(h, e)
+	if grp == nil {
 		return false
+	}
+	t.removeAt(grp, i)
+	return true
+}
+
+// locate returns the group and the slot in it that hold e, whose id hashes
+// to h, or a nil group when e is not there. It finds e by identity, as
+// remove does: a probe that loads no entry, so no key's bytes either.
+func (t *subtable) locate(h uint64, e *entry) (*group, int) {
+	if t.groups == nil {
+		return nil, 0
 	}
 	mask := uint64(len(t.groups) - 1)
 	tag := h2(h)
@@ -180,28 +192,30 @@ func (t *subtable) remove(h uint64, e *entry) bool {
 		grp := &t.groups[g]
 		ctrl := grp.ctrl.Load()
 		for m := matchH2(ctrl, tag); m != 0; m &= m - 1 {
-			i := firstSlot(m)
-			if grp.slots[i].Load() != e {
-				continue
+			if i := firstSlot(m); grp.slots[i].Load() == e {
+				return grp, i
 			}
-			grp.slots[i].Store(nil)
-			// A probe stops at a group with an empty slot, so if this
-			// group has one, no probe goes past it and the slot can be
-			// empty again; otherwise it must stay a marker.
-			if matchEmpty(ctrl) != 0 {
-				setCtrl(grp, i, ctrlEmpty)
-				t.free++
-			} else {
-				setCtrl(grp, i, ctrlDeleted)
-			}
-			t.n--
-			return true
 		}
 		if matchEmpty(ctrl) != 0 {
-			return false
+			return nil, 0
 		}
 		g = (g + step) & mask
 	}
+}
+
+// removeAt empties slot i of grp, one of t's groups, which holds an entry.
+func (t *subtable) removeAt(grp *group, i int) {
+	grp.slots[i].Store(nil)
+	// A probe stops at a group with an empty slot, so if this group has
+	// one, no probe goes past it and the slot can be empty again;
+	// otherwise it must stay a marker.
+	if matchEmpty(grp.ctrl.Load()) != 0 {
+		setCtrl(grp, i, ctrlEmpty)
+		t.free++
+	} else {
+		setCtrl(grp, i, ctrlDeleted)
+	}
+	t.n--
 }
 
 // resize makes room for at least one more entry: it doubles the table when

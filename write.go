@@ -412,6 +412,12 @@ func (c *Collection) deleteLocked(s *shard, h uint64, e *entry, exp int64) {
 // told.
 func (c *Collection) unfileLocked(s *shard, h uint64, e *entry, exp int64) {
 	s.docs.remove(h, e)
+	c.unfiledLocked(s, e, exp)
+}
+
+// unfiledLocked is unfileLocked for e, which expires at exp, once it has
+// left s's table.
+func (c *Collection) unfiledLocked(s *shard, e *entry, exp int64) {
 	s.size.Store(int32(s.docs.len()))
 	s.unindexLocked(e, exp)
 	c.lim.pin(e, exp, -1)
