@@ -159,42 +159,47 @@ func (g *ghosts) size(n int) {
 	}
 }
 
-// bucket returns the slots of h's bucket.
-func (g *ghosts) bucket(h uint64) []uint64 {
+// bucket returns h's bucket.
+func (g *ghosts) bucket(h uint64) *[ghostWays]uint64 {
 	i := (h & uint64(len(g.slots)/ghostWays-1)) * ghostWays
-	return g.slots[i : i+ghostWays : i+ghostWays]
+	return (*[ghostWays]uint64)(g.slots[i:])
 }
 
-// ghostSlot is the slot of h's ghost, the side's seq-th eviction.
-func ghostSlot(h uint64, side uint8, seq uint32) uint64 {
-	return h>>33<<33 | uint64(side-1)<<32 | uint64(seq)
-}
+// A slot is a ghost's high 32 bits, the hash's high 31 bits and its side
+// (0 the window's, 1 the main part's), over its number among its side's
+// evictions; 0 is an empty slot. Its age is the evictions of its side
+// since.
 
-// age is the evictions of its side since the ghost in slot s, the most
-// there can be if s is empty.
-func (g *ghosts) age(s uint64) uint32 {
-	if s == 0 {
-		return math.MaxUint32
-	}
-	return g.seq[ghostWindow+uint8(s>>32&1)] - uint32(s)
-}
-
-// record remembers h as evicted by side.
+// record remembers h as evicted by side. Its slot: that of h's ghost of
+// the same side if the bucket has one, else the oldest (an empty slot is
+// older than any; the empty slots come last, since none is emptied).
 func (g *ghosts) record(h uint64, side uint8) {
 	g.seq[side]++
+	sw, sm := g.seq[ghostWindow], g.seq[ghostMain]
+	id := h>>33<<1 | uint64(side-1)
 	b := g.bucket(h)
-	id := ghostSlot(h, side, 0)
 	k, oldest := 0, uint32(0)
-	for i, s := range b {
-		if s>>32 == id>>32 && s != 0 {
+	for i := range b {
+		s := b[i]
+		if s == 0 {
+			if oldest != math.MaxUint32 {
+				k = i
+			}
+			break
+		}
+		if s>>32 == id {
 			k = i
 			break
 		}
-		if a := g.age(s); a > oldest {
+		seq := sw
+		if s>>32&1 != 0 {
+			seq = sm
+		}
+		if a := seq - uint32(s); a > oldest {
 			k, oldest = i, a
 		}
 	}
-	b[k] = ghostSlot(h, side, g.seq[side])
+	b[k] = id<<32 | uint64(g.seq[side])
 }
 
 // side returns the side that evicted h lately, ghostNone if neither did
@@ -203,12 +208,22 @@ func (g *ghosts) side(h uint64) uint8 {
 	if len(g.slots) == 0 {
 		return ghostNone
 	}
+	tag := h >> 33
+	b := g.bucket(h)
 	found := ghostNone
-	for _, s := range g.bucket(h) {
-		if s != 0 && s>>33 == h>>33 && g.age(s) < g.span {
-			if found = ghostWindow + uint8(s>>32&1); found == ghostWindow {
-				break
+	for i := range b {
+		if s := b[i]; s>>33 == tag && s != 0 {
+			seq := g.seq[ghostWindow]
+			if s>>32&1 != 0 {
+				seq = g.seq[ghostMain]
 			}
+			if seq-uint32(s) >= g.span {
+				continue
+			}
+			if s>>32&1 == 0 {
+				return ghostWindow
+			}
+			found = ghostMain
 		}
 	}
 	return found
