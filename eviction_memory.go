@@ -8,7 +8,8 @@ package ttlstore
 // A document's weight counts policyDocBytes for its place in the tables: a
 // slot in a queue and a word of the sketch. The tables hold more than that:
 // the queues' rings and the sketch are powers of two, up to twice what
-// their documents fill, and the ghosts take 2 to 4 bytes a document. For a
+// their documents fill, and the ghosts take 2 to 4 bytes a document (4 KiB
+// at least). For a
 // collection of 182k documents of about 90 bytes at a MaxBytes of 32 MiB
 // (TestBoundHoldsHeap) that was 29 bytes a document, 5 MiB: the heap was
 // 1.10 times MaxBytes where NoEviction's was 0.93. What the tables hold
@@ -26,8 +27,8 @@ const policyDocBytes = 16
 
 // tableMin is what the tables hold beyond the sketch while the collection
 // has only a few documents: each queue's smallest ring (16 slots) and the
-// ghosts' smallest table (16 slots).
-const tableMin = 8 * (3*16 + 16)
+// ghosts' smallest table (ghostMinSlots).
+const tableMin = 8 * (3*16 + ghostMinSlots)
 
 // tableBytes is the memory of the policy's tables. p.mu must be held.
 func (p *coldest) tableBytes() int {

@@ -65,6 +65,68 @@ func (s *policySim) access(k uint64) bool {
 	return false
 }
 
+// replayShares is the capacities TestColdestReplay replays at, as shares
+// of a trace's keys: TTLSTORE_POLICY_SHARES (percents, comma-separated),
+// or those of the hitratio command, 5, 15, 40 and 80 %.
+func replayShares(t *testing.T) []float64 {
+	v := os.Getenv("TTLSTORE_POLICY_SHARES")
+	if v == "" {
+		return []float64{0.05, 0.15, 0.40, 0.80}
+	}
+	var shares []float64
+	for _, f := range strings.Split(v, ",") {
+		x, err := strconv.ParseFloat(f, 64)
+		if err != nil || x <= 0 || x > 100 {
+			t.Fatalf("TTLSTORE_POLICY_SHARES=%q", v)
+		}
+		shares = append(shares, x/100)
+	}
+	return shares
+}
+
+// collectionSim drives a Collection as the hitratio command does: each
+// access is a Read of the key's id, and a miss an Upsert of the document
+// {"id":"<k>","v":1}, in a collection bounded at capacity documents with
+// EvictColdest. Its policy's counters are those of the collection's.
+type collectionSim struct {
+	c   *Collection
+	doc []byte
+}
+
+func newCollectionSim(capacity int) *collectionSim {
+	c, err := New(Options{MaxDocuments: capacity, Eviction: EvictColdest, SweepInterval: ManualSweep})
+	if err != nil {
+		panic(err)
+	}
+	return &collectionSim{c: c}
+}
+
+func (s *collectionSim) access(k uint64) bool {
+	id := strconv.FormatUint(k, 10)
+	if _, err := s.c.Read(id); err == nil {
+		return true
+	}
+	s.doc = append(s.doc[:0], `{"id":"`...)
+	s.doc = append(s.doc, id...)
+	s.doc = append(s.doc, `","v":1}`...)
+	if _, err := s.c.Upsert(s.doc); err != nil {
+		panic(err)
+	}
+	return false
+}
+
+func (s *collectionSim) policy() *coldest { return s.c.lim.cold }
+func (s *collectionSim) close()           { s.c.Close() }
+func (s *policySim) policy() *coldest     { return s.p }
+func (s *policySim) close()               {}
+
+// replayer is what TestColdestReplay replays a trace against.
+type replayer interface {
+	access(k uint64) bool
+	policy() *coldest
+	close()
+}
+
 // TestColdestReplay replays the sequences in the directory
 // TTLSTORE_POLICY_TRACES (files NAME.u64 of little-endian 64-bit keys, as
 // `hitratio -dump DIR` writes them) against the policy alone, at the
@@ -77,7 +139,10 @@ func (s *policySim) access(k uint64) bool {
 // nothing but that victims are stored documents, and is skipped when the
 // variable is not set. With TTLSTORE_POLICY_RUNS set, it logs every run's
 // counters, not only the median's (a row whose runs split in two modes
-// shows it there).
+// shows it there). With TTLSTORE_POLICY_COLLECTION set, it replays them
+// against a Collection (collectionSim), as the hitratio command does,
+// rather than against the policy alone; TTLSTORE_POLICY_SHARES picks the
+// capacities (replayShares).
 func TestColdestReplay(t *testing.T) {
 	dir := os.Getenv("TTLSTORE_POLICY_TRACES")
 	if dir == "" {
@@ -112,7 +177,7 @@ func TestColdestReplay(t *testing.T) {
 			trace[i] = binary.LittleEndian.Uint64(b[8*i:])
 			keys[trace[i]] = struct{}{}
 		}
-		for _, share := range []float64{0.05, 0.15, 0.40, 0.80} {
+		for _, share := range replayShares(t) {
 			capacity := max(1, int(share*float64(len(keys))+0.5))
 			type result struct {
 				ratio  float64
@@ -121,7 +186,10 @@ func TestColdestReplay(t *testing.T) {
 			}
 			var rs []result
 			for range seeds {
-				s := newPolicySim(capacity)
+				var s replayer = newPolicySim(capacity)
+				if os.Getenv("TTLSTORE_POLICY_COLLECTION") != "" {
+					s = newCollectionSim(capacity)
+				}
 				var r result
 				hits := 0
 				for i, k := range trace {
@@ -129,11 +197,12 @@ func TestColdestReplay(t *testing.T) {
 						hits++
 					}
 					if (i+1)%max(1, len(trace)/10) == 0 {
-						r.window = append(r.window, fmt.Sprintf("%.3f", s.p.share))
+						r.window = append(r.window, fmt.Sprintf("%.3f", s.policy().share))
 					}
 				}
 				r.ratio = 100 * float64(hits) / float64(len(trace))
-				r.stats = s.p.stats
+				r.stats = s.policy().stats
+				s.close()
 				rs = append(rs, r)
 			}
 			slices.SortFunc(rs, func(a, b result) int {
