@@ -156,8 +156,8 @@ func NewTyped[T any](c *Collection) *Typed[T] {
 // third more than Collection.Read for a T without references, with no
 // allocation; for one with references, add their copies, made without
 // reflection for the common ones: for a []string, one allocation (a hit
-// about 2 times a Read in instructions); for a map of strings to strings
-// or numbers, a clone of the map, two allocations (2.8 times). See
+// about 2.1 times a Read in instructions); for a map of strings to strings
+// or numbers, a clone of the map, two allocations (3.2 times). See
 // docs/typed.md for measurements.
 //
 // On a partitioned collection it returns ErrPartitionKeyRequired: use
@@ -215,8 +215,8 @@ func (t *Typed[T]) readHash(op, id string, h uint64, v *T) error {
 		firstE = first.e
 	}
 	// What look finds when it takes the lock, with Read's probe in line
-	// (the lock keeps writers from publishing, so find is ok unless the
-	// table has no view yet).
+	// (find fails only while a writer publishes, which the lock rules
+	// out; get stays as the fallback should that ever change).
 	e, ok := c.lookups[i].docs.find(h, id)
 	if !ok {
 		e = s.docs.get(h, id)
