@@ -63,6 +63,10 @@ type Copier[T any] struct {
 	// maxSteps. Without one, Fix works on a T of scratch.
 	steps   []step
 	planned bool
+	// strings is 1 + the offset of T's one reference, when T's plan is
+	// a single []string (the commonest shape of a struct with a slice):
+	// Fix then clones it without applyStep's call and switch. 0 if not.
+	strings uintptr
 	// scratch holds *T for Copy.
 	scratch sync.Pool
 }
@@ -73,6 +77,9 @@ func (c *Copier[T]) Init() {
 	c.fix = For(reflect.TypeFor[T]())
 	if c.fix != nil {
 		c.steps, c.planned = planFor(reflect.TypeFor[T]())
+		if c.planned && len(c.steps) == 1 && c.steps[0].kind == stepStrings {
+			c.strings = 1 + c.steps[0].off
+		}
 	}
 	c.scratch.New = func() any { return new(T) }
 }
@@ -102,6 +109,11 @@ func (c *Copier[T]) Copy(v T) T {
 // on p's own address would move *p to the heap, an allocation per call.
 func (c *Copier[T]) Fix(p *T) {
 	switch {
+	case c.strings != 0:
+		v := (*[]string)(unsafe.Add(unsafe.Pointer(p), c.strings-1))
+		if cap(*v) > 0 {
+			*v = cloneStrings(*v)
+		}
 	case c.planned && len(c.steps) == 1:
 		applyStep(&c.steps[0], unsafe.Pointer(p))
 	case c.planned:

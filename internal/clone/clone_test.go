@@ -259,3 +259,26 @@ func TestCopier(t *testing.T) {
 		})
 	}
 }
+
+// TestCopierStrings checks Fix's path for a T whose one reference is a
+// []string, at an offset other than 0: the copy has the strings in an
+// array of its own, and an empty or nil slice stays as it was.
+func TestCopierStrings(t *testing.T) {
+	type withTags struct {
+		ID   string   `json:"id"`
+		N    int      `json:"n"`
+		Tags []string `json:"tags"`
+	}
+	var c Copier[withTags]
+	c.Init()
+	require.NotZero(t, c.strings, "the []string path is not taken")
+	for _, tags := range [][]string{{"x", "y"}, {"a", "b", "c", "d", "e"}, {}, nil} {
+		orig := withTags{ID: "a", N: 7, Tags: tags}
+		cp := c.Copy(orig)
+		require.Equal(t, orig, cp)
+		if len(tags) > 0 {
+			cp.Tags[0] = "changed"
+			require.NotEqual(t, "changed", orig.Tags[0], "the copy shares the original's array")
+		}
+	}
+}
