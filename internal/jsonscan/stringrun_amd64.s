@@ -1,5 +1,20 @@
 #include "textflag.h"
 
+// STOPMASK sets the low 16 bits of BX to flag the bytes of X0 that are not
+// strSafe, given '"', '\\' and 0x20 in every byte of X1, X2 and X3: those
+// equal to X1's or X2's, and those below 0x20 as signed bytes (c < 0x20 or
+// c > 0x7F). It uses X4 to X6.
+#define STOPMASK \
+	MOVO X0, X4 \
+	PCMPEQB X1, X4 \
+	MOVO X0, X5 \
+	PCMPEQB X2, X5 \
+	MOVO X3, X6 \
+	PCMPGTB X0, X6 \
+	POR X5, X4 \
+	POR X6, X4 \
+	PMOVMSKB X4, BX
+
 // func stringRun(s []byte, i int) (j int, x uint64, m uint64)
 //
 // See stringRun in stringrun.go. The bulk goes sixteen bytes at a time
@@ -26,15 +41,7 @@ blocks:
 	CMPQ AX, CX
 	JGT word
 	MOVOU (SI)(AX*1), X0
-	MOVO X0, X4
-	PCMPEQB X1, X4
-	MOVO X0, X5
-	PCMPEQB X2, X5
-	MOVO X3, X6
-	PCMPGTB X0, X6
-	POR X5, X4
-	POR X6, X4
-	PMOVMSKB X4, BX
+	STOPMASK
 	TESTL BX, BX
 	JNZ found
 	ADDQ $16, AX
@@ -46,15 +53,7 @@ word:
 	CMPQ DX, DI
 	JGT none
 	MOVQ (SI)(AX*1), X0
-	MOVO X0, X4
-	PCMPEQB X1, X4
-	MOVO X0, X5
-	PCMPEQB X2, X5
-	MOVO X3, X6
-	PCMPGTB X0, X6
-	POR X5, X4
-	POR X6, X4
-	PMOVMSKB X4, BX
+	STOPMASK
 	ANDL $0xff, BX // the zero bytes above the word do not count
 	JNZ found
 	MOVQ DX, AX
