@@ -14,6 +14,7 @@ require (
 	github.com/patrickmn/go-cache v2.1.0+incompatible
 	github.com/tidwall/buntdb v1.3.0
 	github.com/ttlstore/ttlstore v0.0.0
+	github.com/ulikunitz/xz v0.5.17
 )
 
 require (

@@ -8,22 +8,40 @@
 #   DIR/lirs/NAME.trace.gz  the LIRS paper's traces (Jiang and Zhang,
 #                           SIGMETRICS 2002), from github.com/ben-manes/caffeine,
 #                           simulator/src/main/resources/.../parser/lirs/.
+#   DIR/caffeine/FILE       production traces that Caffeine's simulator
+#                           ships, from the same repository's
+#                           .../parser/FAMILY/ (the CAFFEINE list below):
+#                           cache2k's web and orm traces (CC BY 4.0,
+#                           headissue GmbH, Jens Wilke: their LICENSE.txt
+#                           comes along as DIR/caffeine/cache2k-LICENSE.txt),
+#                           Scarab Research's, R3 Corda's vault service,
+#                           CloudPhysics' w106 (as LIRS2 has it), UCSD's SPEC
+#                           CPU address traces and AdaptSize's requests.
+#                           traces_caffeine.go says where each comes from.
 #
 # It needs git (2.27 or later, for a sparse, blob-less clone: only the
-# files asked for are downloaded) and nothing else; hitratio reads .zst
-# and .gz itself. ARC="OLTP P3" fetches only those ARC traces; the default
-# is every one but ConCat, MergeP, MergeS and SPC1 (490M and 41M requests,
-# hundreds of megabytes each), about 500 MB in all. The traces are data for
-# the simulator: keep them out of this repository. CACHE_TRACE_REPO and
-# CAFFEINE_REPO give other places to clone the two from (a mirror).
+# files asked for are downloaded) and nothing else; hitratio reads .zst,
+# .xz and .gz itself. ARC="OLTP P3" fetches only those ARC traces; the
+# default is every one but ConCat, MergeP, MergeS and SPC1 (490M and 41M
+# requests, hundreds of megabytes each), about 500 MB in all; Caffeine's
+# add 12 MB (73 MB uncompressed). CAFFEINE="cache2k/web07.trace.xz" fetches
+# only that one of them (FAMILY/FILE, as under .../parser/). The traces are
+# data for the simulator: keep them out of this repository.
+# CACHE_TRACE_REPO and CAFFEINE_REPO give other places to clone the two
+# from (a mirror).
 set -eu
 
 dir=${1:?usage: fetch-traces.sh DIR}
 arc=${ARC:-"OLTP P1 P2 P3 P4 P5 P6 P7 P8 P9 P10 P11 P12 P13 P14 S1 S2 S3 DS1"}
 lirs="2_pools cpp cs gli loop multi1 multi2 multi3 ps sprite"
-lirsdir=simulator/src/main/resources/com/github/benmanes/caffeine/cache/simulator/parser/lirs
+caffeine=${CAFFEINE:-"cache2k/web07.trace.xz cache2k/web12.trace.xz cache2k/orm-busy.trace.xz
+	cache2k/orm-night.trace.xz scarab/scarab-recs.trace.xz corda/trace_vaultservice.gz
+	cloud_physics/w106.trace.xz address/gcc.trace.gz address/gzip.trace.gz address/mcf.trace.gz
+	address/swim.trace.gz address/twolf.trace.gz adapt_size/request.trace.xz"}
+parserdir=simulator/src/main/resources/com/github/benmanes/caffeine/cache/simulator/parser
+lirsdir=$parserdir/lirs
 
-mkdir -p "$dir/arc" "$dir/lirs"
+mkdir -p "$dir/arc" "$dir/lirs" "$dir/caffeine"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -47,9 +65,20 @@ for t in $arc; do
 	fi
 done
 
+# One clone of Caffeine for the LIRS traces and its own, with cache2k's
+# licence, which its traces must travel with.
 set --
 for t in $lirs; do set -- "$@" "$lirsdir/$t.trace.gz"; done
-sparse "${CAFFEINE_REPO:-https://github.com/ben-manes/caffeine}" "$tmp/lirs" "$@"
-for t in $lirs; do cp "$tmp/lirs/$lirsdir/$t.trace.gz" "$dir/lirs/"; done
+for t in $caffeine; do set -- "$@" "$parserdir/$t"; done
+sparse "${CAFFEINE_REPO:-https://github.com/ben-manes/caffeine}" "$tmp/caffeine" "$@" "$parserdir/cache2k/LICENSE.txt"
+for t in $lirs; do cp "$tmp/caffeine/$lirsdir/$t.trace.gz" "$dir/lirs/"; done
+for t in $caffeine; do
+	if [ -f "$tmp/caffeine/$parserdir/$t" ]; then
+		cp "$tmp/caffeine/$parserdir/$t" "$dir/caffeine/"
+	else
+		echo "fetch-traces: no $t under parser/ in ben-manes/caffeine" >&2
+	fi
+done
+cp "$tmp/caffeine/$parserdir/cache2k/LICENSE.txt" "$dir/caffeine/cache2k-LICENSE.txt"
 
-ls -l "$dir/arc" "$dir/lirs"
+ls -l "$dir/arc" "$dir/lirs" "$dir/caffeine"

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -13,23 +14,29 @@ import (
 	"strconv"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/ulikunitz/xz"
 )
 
 // This file reads the public traces that policy papers and otter's and
 // Caffeine's simulators replay. They are not in this repository (some are
 // tens of megabytes, and each comes with its own terms: the ARC traces may
-// be used if the ARC paper is cited); fetch-traces.sh puts them in a
-// directory, given to the command with -traces or TTLSTORE_TRACES, laid out
-// as the two repositories they come from have them:
+// be used if the ARC paper is cited, cache2k's are CC BY 4.0);
+// fetch-traces.sh puts them in a directory, given to the command with
+// -traces or TTLSTORE_TRACES, laid out as the repositories they come from
+// have them:
 //
-//	DIR/arc/P3.lis.zst     moka-rs/cache-trace's arc/, the ARC paper's traces
-//	DIR/lirs/gli.trace.gz  Caffeine's simulator/…/parser/lirs/, the LIRS paper's
+//	DIR/arc/P3.lis.zst            moka-rs/cache-trace's arc/, the ARC paper's traces
+//	DIR/lirs/gli.trace.gz         Caffeine's simulator/…/parser/lirs/, the LIRS paper's
+//	DIR/caffeine/web07.trace.xz   Caffeine's simulator/…/parser/{cache2k,scarab,corda,
+//	                              cloud_physics,address,adapt_size}/, production traces
 //
-// A trace may also be uncompressed (P3.lis, gli.trace), gzipped (P3.lis.gz,
-// otter's p3.gz) or zstd-compressed, in DIR or in its family's directory; a
-// trace that is in none of those places is skipped, and the run says so.
+// A trace may also be uncompressed (P3.lis, gli.trace, web07.trace),
+// gzipped (P3.lis.gz, otter's p3.gz), zstd- or xz-compressed, in DIR or in
+// its family's directory; a trace that is in none of those places is
+// skipped, and the run says so.
 //
-// The two formats:
+// The ARC and LIRS formats are below; Caffeine's six others, and where
+// each of those traces comes from, are in traces_caffeine.go.
 //
 //   - ARC (Megiddo and Modha, FAST 2003): a line is "start count ignore
 //     request", four decimal fields separated by spaces; it reads the count
@@ -48,21 +55,21 @@ type traceFormat int
 const (
 	formatARC traceFormat = iota
 	formatLIRS
+	formatCache2k      // Caffeine's Cache2kTraceReader
+	formatScarab       // ScarabTraceReader
+	formatCorda        // CordaTraceReader
+	formatCloudPhysics // CloudPhysicsTraceReader
+	formatAddress      // AddressTraceReader
+	formatAdaptSize    // AdaptSizeTraceReader
 )
 
 // A publicTrace is one trace of the catalog.
 type publicTrace struct {
 	name   string // as the papers name it, and the table
-	family string // "arc" or "lirs": the subdirectory, and the format
-	files  []string
+	family string // "arc", "lirs" or "caffeine": the subdirectory
+	format traceFormat
+	files  []string // the names it may have, the first found is read
 	about  string
-}
-
-func (t publicTrace) format() traceFormat {
-	if t.family == "arc" {
-		return formatARC
-	}
-	return formatLIRS
 }
 
 // arcFile and lirsFile list the file names a trace may have.
@@ -74,17 +81,19 @@ func arcFile(name, about string) publicTrace {
 		}
 	}
 	files := []string{name + ".lis", name + ".lis.zst", name + ".lis.gz", string(lower) + ".gz", string(lower) + ".lis.gz"}
-	return publicTrace{name: name, family: "arc", files: files, about: about}
+	return publicTrace{name: name, family: "arc", format: formatARC, files: files, about: about}
 }
 
 func lirsFile(name, about string) publicTrace {
 	files := []string{name + ".trace", name + ".trace.gz", name + ".trace.zst", name + ".lirs.gz", name + ".gz"}
-	return publicTrace{name: name, family: "lirs", files: files, about: about}
+	return publicTrace{name: name, family: "lirs", format: formatLIRS, files: files, about: about}
 }
 
 // publicTraces is the catalog, in the order of the table. The ARC paper's
 // P1–P14, ConCat, Merge(P), DS1, S1–S3 and SPC1 are listed with the ones
-// fetch-traces.sh can get: a run uses whichever are in the directory.
+// fetch-traces.sh can get: a run uses whichever are in the directory. The
+// production traces from Caffeine's simulator follow the papers' ones, by
+// the names Caffeine's files have.
 var publicTraces = []publicTrace{
 	arcFile("OLTP", "ARC: a CODASYL database, one hour"),
 	arcFile("P1", "ARC: a Windows NT workstation's disk"),
@@ -118,6 +127,19 @@ var publicTraces = []publicTrace{
 	lirsFile("multi3", "LIRS: cpp, gnuplot, glimpse and postgres at once"),
 	lirsFile("ps", "LIRS: postgres joins"),
 	lirsFile("sprite", "LIRS: the Sprite network file system"),
+	caffeineFile("web07", "web07.trace.xz", formatCache2k, "cache2k: HTTP requests for an online shop's product pages, July 2013"),
+	caffeineFile("web12", "web12.trace.xz", formatCache2k, "cache2k: HTTP requests for an online shop's product pages, December 2013"),
+	caffeineFile("orm-busy", "orm-busy.trace.xz", formatCache2k, "cache2k: an online shop's database objects, a busy day"),
+	caffeineFile("orm-night", "orm-night.trace.xz", formatCache2k, "cache2k: an online shop's database objects, at night"),
+	caffeineFile("scarab-recs", "scarab-recs.trace.xz", formatScarab, "Scarab Research: e-commerce recommendations (its recs trace)"),
+	caffeineFile("vaultservice", "trace_vaultservice.gz", formatCorda, "Corda: the vault service of an R3 Corda ledger node"),
+	caffeineFile("w106", "w106.trace.xz", formatCloudPhysics, "CloudPhysics: a virtual disk's block accesses (LIRS2's w106)"),
+	caffeineFile("gcc", "gcc.trace.gz", formatAddress, "SPEC CPU: the data addresses gcc loads and stores (UCSD CSE 240A)"),
+	caffeineFile("gzip", "gzip.trace.gz", formatAddress, "SPEC CPU: the data addresses gzip loads and stores (UCSD CSE 240A)"),
+	caffeineFile("mcf", "mcf.trace.gz", formatAddress, "SPEC CPU: the data addresses mcf loads and stores (UCSD CSE 240A)"),
+	caffeineFile("swim", "swim.trace.gz", formatAddress, "SPEC CPU: the data addresses swim loads and stores (UCSD CSE 240A)"),
+	caffeineFile("twolf", "twolf.trace.gz", formatAddress, "SPEC CPU: the data addresses twolf loads and stores (UCSD CSE 240A)"),
+	caffeineFile("adapt-size", "request.trace.xz", formatAdaptSize, "AdaptSize: a CDN's requests, each object and size one key, sizes ignored"),
 }
 
 // traceShares are the capacities each public trace is replayed at, as
@@ -151,7 +173,7 @@ func traceWorkloads(dir string, maxAccesses int) (ws []workload, absent []string
 			about:  about,
 			shares: traceShares,
 			trace: func(int) ([]uint64, error) {
-				tr, err := readTraceFile(path, t.format())
+				tr, err := readTraceFile(path, t.format)
 				if maxAccesses > 0 && len(tr) > maxAccesses {
 					tr = tr[:maxAccesses:maxAccesses]
 				}
@@ -186,7 +208,7 @@ func findTrace(dir string, t publicTrace) (string, error) {
 }
 
 // readTraceFile reads the trace at path, decompressed by its name's
-// extension (.gz, .zst, or none), in the given format.
+// extension (.gz, .zst, .xz, or none), in the given format.
 func readTraceFile(path string, format traceFormat) ([]uint64, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -209,17 +231,39 @@ func readTraceFile(path string, format traceFormat) ([]uint64, error) {
 		}
 		defer zr.Close()
 		r = zr
+	case ".xz":
+		zr, err := xz.NewReader(bufio.NewReaderSize(f, 1<<16))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		r = zr
 	}
-	var t []uint64
-	if format == formatARC {
-		t, err = parseARC(r)
-	} else {
-		t, err = parseLIRS(r)
-	}
+	t, err := parseTrace(r, format)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return t, nil
+}
+
+// parseTrace reads a trace in the given format from r, decompressed.
+func parseTrace(r io.Reader, format traceFormat) ([]uint64, error) {
+	switch format {
+	case formatARC:
+		return parseARC(r)
+	case formatLIRS:
+		return parseLIRS(r)
+	case formatCache2k:
+		return parseBinary(r, 4, cache2kKey)
+	case formatScarab, formatCorda:
+		return parseBinary(r, 8, binary.BigEndian.Uint64)
+	case formatCloudPhysics:
+		return parseBinary(r, 4, cloudPhysicsKey)
+	case formatAddress:
+		return parseLines(r, addressKey)
+	case formatAdaptSize:
+		return parseLines(r, adaptSizeKey)
+	}
+	return nil, fmt.Errorf("no trace format %d", format)
 }
 
 // parseARC reads a trace in the ARC format (see the top of the file).
