@@ -103,7 +103,7 @@ func (c *Collection) runCompactor() {
 			return
 		case <-c.d.log.full:
 		}
-		if err := c.d.compact(c); err != nil {
+		if err := c.d.compactFull(c); err != nil {
 			// The log goes on; try again once it has doubled.
 			c.d.log.mu.Lock()
 			c.d.log.compactAt = 2 * c.d.log.size
@@ -115,7 +115,10 @@ func (c *Collection) runCompactor() {
 // Compact rewrites a durable collection's log as a snapshot of its live
 // documents, the way the background compactor does when the log grows past
 // twice the size of the last snapshot (and 64 MiB), and returns when the
-// snapshot is published. It holds no lock while it writes: a writer waits
+// snapshot is published. A compaction the log's growth asked for before
+// it, and that has not started, then finds the log small and does not
+// run: the directory holds one snapshot and one log when Compact returns,
+// unless writes made since take the log past its bound again. It holds no lock while it writes: a writer waits
 // for it only while its shard is copied (8 bytes a document), a reader not
 // at all. The snapshot goes to the disk 256 KiB at a time, each chunk
 // written back before the next is encoded, so that a log's fsync (and a
@@ -146,6 +149,29 @@ func (c *Collection) Compact() error {
 func (d *durable) compact(c *Collection) error {
 	d.compactMu.Lock()
 	defer d.compactMu.Unlock()
+	return d.compactLocked(c)
+}
+
+// compactFull is the compactor's compact: it compacts only if the log is
+// still past its bound once d.compactMu is held. The log tells the
+// compactor when a write takes it past the bound, and an explicit Compact
+// (or a compaction under way) may have started a new log since: without
+// this look, the compactor would write a second snapshot of the same
+// documents right after it.
+func (d *durable) compactFull(c *Collection) error {
+	d.compactMu.Lock()
+	defer d.compactMu.Unlock()
+	d.log.mu.Lock()
+	full := d.log.size > d.log.compactAt
+	d.log.mu.Unlock()
+	if !full {
+		return nil
+	}
+	return d.compactLocked(c)
+}
+
+// compactLocked is compact with d.compactMu held.
+func (d *durable) compactLocked(c *Collection) error {
 	if c.closed.Load() {
 		return newError("compact", "", ErrClosed)
 	}
