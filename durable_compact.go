@@ -118,9 +118,9 @@ func (c *Collection) runCompactor() {
 // snapshot is published. A compaction the log's growth asked for before
 // it, and that has not started, then finds the log small and does not
 // run: the directory holds one snapshot and one log when Compact returns,
-// unless writes made since take the log past its bound again. It holds no lock while it writes: a writer waits
-// for it only while its shard is copied (8 bytes a document), a reader not
-// at all. The snapshot goes to the disk 256 KiB at a time, each chunk
+// unless writes made since take the log past its bound again. It holds
+// no lock while it writes: a writer waits for it only while its shard is
+// copied (8 bytes a document), a reader not at all. The snapshot goes to the disk 256 KiB at a time, each chunk
 // written back before the next is encoded, so that a log's fsync (and a
 // write(2) that needs the file system's journal) queues behind little of
 // it and the final fsync has little left to write: a compaction goes at
@@ -161,10 +161,7 @@ func (d *durable) compact(c *Collection) error {
 func (d *durable) compactFull(c *Collection) error {
 	d.compactMu.Lock()
 	defer d.compactMu.Unlock()
-	d.log.mu.Lock()
-	full := d.log.size > d.log.compactAt
-	d.log.mu.Unlock()
-	if !full {
+	if !d.log.pastBound() {
 		return nil
 	}
 	return d.compactLocked(c)

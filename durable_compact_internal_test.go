@@ -14,9 +14,9 @@ import (
 // once it has the compaction's mutex. An explicit Compact that ran in
 // between has started a new log, and a second snapshot of the same
 // documents would only cost the disk (1M documents: seconds of writing).
-// Before this look, TestDurableCompaction saw a directory with the
-// compactor's snapshot still being written, about one run in fifty of
-// -race -count=20. The compactor's goroutine is never told here (its bound
+// Before this look, TestDurableCompaction once saw a directory with the
+// compactor's snapshot still being written, in a run of -race -count=20.
+// The compactor's goroutine is never told here (its bound
 // is 1 TiB): the test takes its turns itself, so it does not depend on
 // the goroutine's timing.
 func TestCompactorSkipsWhatCompactDid(t *testing.T) {

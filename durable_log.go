@@ -276,7 +276,7 @@ func (l *logWriter) flushLocked(n uint32) (uint64, error) {
 		}
 		l.cond.Broadcast()
 	}
-	if l.size > l.compactAt {
+	if l.pastBoundLocked() {
 		select {
 		case l.full <- struct{}{}:
 		default:
@@ -449,6 +449,17 @@ func (l *logWriter) rotate(nf vfs.File, num uint64) (uint64, error) {
 	old.Close() // synced: nothing of it can be lost any more
 	return l.written, nil
 }
+
+// pastBound reports whether the log has grown past the size at which the
+// compactor runs (compactAt).
+func (l *logWriter) pastBound() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.pastBoundLocked()
+}
+
+// pastBoundLocked is pastBound with l.mu held.
+func (l *logWriter) pastBoundLocked() bool { return l.size > l.compactAt }
 
 // close syncs what is unsynced, closes the file, and returns the first
 // error the log met. Later appends fail with ErrClosed.
