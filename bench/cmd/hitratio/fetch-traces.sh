@@ -45,6 +45,15 @@ mkdir -p "$dir/arc" "$dir/lirs" "$dir/caffeine"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# take FILE DIR FROM copies FILE into DIR, or says that FROM lacks it.
+take() {
+	if [ -f "$1" ]; then
+		cp "$1" "$2/"
+	else
+		echo "fetch-traces: no ${1##*/} in $3" >&2
+	fi
+}
+
 # sparse REPO CLONE FILE... clones REPO into CLONE with only FILEs checked out.
 sparse() {
 	repo=$1 clone=$2
@@ -57,13 +66,7 @@ sparse() {
 set --
 for t in $arc; do set -- "$@" "arc/$t.lis.zst"; done
 sparse "${CACHE_TRACE_REPO:-https://github.com/moka-rs/cache-trace}" "$tmp/arc" "$@"
-for t in $arc; do
-	if [ -f "$tmp/arc/arc/$t.lis.zst" ]; then
-		cp "$tmp/arc/arc/$t.lis.zst" "$dir/arc/"
-	else
-		echo "fetch-traces: no arc/$t.lis.zst in moka-rs/cache-trace" >&2
-	fi
-done
+for t in $arc; do take "$tmp/arc/arc/$t.lis.zst" "$dir/arc" moka-rs/cache-trace; done
 
 # One clone of Caffeine for the LIRS traces and its own, with cache2k's
 # licence, which its traces must travel with.
@@ -72,13 +75,7 @@ for t in $lirs; do set -- "$@" "$lirsdir/$t.trace.gz"; done
 for t in $caffeine; do set -- "$@" "$parserdir/$t"; done
 sparse "${CAFFEINE_REPO:-https://github.com/ben-manes/caffeine}" "$tmp/caffeine" "$@" "$parserdir/cache2k/LICENSE.txt"
 for t in $lirs; do cp "$tmp/caffeine/$lirsdir/$t.trace.gz" "$dir/lirs/"; done
-for t in $caffeine; do
-	if [ -f "$tmp/caffeine/$parserdir/$t" ]; then
-		cp "$tmp/caffeine/$parserdir/$t" "$dir/caffeine/"
-	else
-		echo "fetch-traces: no $t under parser/ in ben-manes/caffeine" >&2
-	fi
-done
+for t in $caffeine; do take "$tmp/caffeine/$parserdir/$t" "$dir/caffeine" ben-manes/caffeine; done
 cp "$tmp/caffeine/$parserdir/cache2k/LICENSE.txt" "$dir/caffeine/cache2k-LICENSE.txt"
 
 ls -l "$dir/arc" "$dir/lirs" "$dir/caffeine"

@@ -134,11 +134,11 @@ var publicTraces = []publicTrace{
 	caffeineFile("scarab-recs", "scarab-recs.trace.xz", formatScarab, "Scarab Research: e-commerce recommendations (its recs trace)"),
 	caffeineFile("vaultservice", "trace_vaultservice.gz", formatCorda, "Corda: the vault service of an R3 Corda ledger node"),
 	caffeineFile("w106", "w106.trace.xz", formatCloudPhysics, "CloudPhysics: a virtual disk's block accesses (LIRS2's w106)"),
-	caffeineFile("gcc", "gcc.trace.gz", formatAddress, "SPEC CPU: the data addresses gcc loads and stores (UCSD CSE 240A)"),
-	caffeineFile("gzip", "gzip.trace.gz", formatAddress, "SPEC CPU: the data addresses gzip loads and stores (UCSD CSE 240A)"),
-	caffeineFile("mcf", "mcf.trace.gz", formatAddress, "SPEC CPU: the data addresses mcf loads and stores (UCSD CSE 240A)"),
-	caffeineFile("swim", "swim.trace.gz", formatAddress, "SPEC CPU: the data addresses swim loads and stores (UCSD CSE 240A)"),
-	caffeineFile("twolf", "twolf.trace.gz", formatAddress, "SPEC CPU: the data addresses twolf loads and stores (UCSD CSE 240A)"),
+	addressFile("gcc"),
+	addressFile("gzip"),
+	addressFile("mcf"),
+	addressFile("swim"),
+	addressFile("twolf"),
 	caffeineFile("adapt-size", "request.trace.xz", formatAdaptSize, "AdaptSize: a CDN's requests, each object and size one key, sizes ignored"),
 }
 

@@ -85,6 +85,12 @@ func caffeineFile(name, file string, format traceFormat, about string) publicTra
 	return publicTrace{name: name, family: "caffeine", format: format, files: files, about: about}
 }
 
+// addressFile is the SPEC CPU program name's address trace (formatAddress).
+func addressFile(name string) publicTrace {
+	return caffeineFile(name, name+".trace.gz", formatAddress,
+		"SPEC CPU: the data addresses "+name+" loads and stores (UCSD CSE 240A)")
+}
+
 // parseBinary reads records of size bytes each to the end of r, and makes
 // each a key with key.
 func parseBinary(r io.Reader, size int, key func([]byte) uint64) ([]uint64, error) {
