@@ -49,7 +49,7 @@ func (p *coldest) charge() int64 {
 // (its victim out, its document in), stored it twice: two atomic stores to
 // the bound's counters' line, and some 60 instructions.
 func (p *coldest) chargeTo(charged *atomic.Int64) {
-	p.mu.Lock()
+	p.lock()
 	if p.charged == nil {
 		p.charged = charged
 	}

@@ -94,8 +94,8 @@ func (c *Collection) checkColdest() error {
 	if p == nil {
 		return nil
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.lock()
+	defer p.unlock()
 	docs := 0
 	for i := range c.shards {
 		s := &c.shards[i]
