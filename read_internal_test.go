@@ -86,6 +86,25 @@ func TestHotFieldsApart(t *testing.T) {
 	assert.GreaterOrEqual(t, unsafe.Offsetof(s.hits), line-unsafe.Sizeof(s.hits)*2, "the first stripe's counters are a line past policyMu's")
 }
 
+// Goroutines whose stacks are next to each other, at the same depth, count
+// their reads in stripes of their own: 2 KiB stacks (a goroutine's first),
+// as RunParallel's goroutines have, and larger ones.
+func TestReadStripesApart(t *testing.T) {
+	for _, size := range []uintptr{2 << 10, 4 << 10, 8 << 10} {
+		base := uintptr(0xc000_1234_0000) // a span's start
+		for depth := uintptr(64); depth < size; depth += size / 4 {
+			seen := map[int]uintptr{}
+			for i := uintptr(0); i < readStripes*(2<<10)/size; i++ {
+				sp := base + (i+1)*size - depth
+				if j, ok := seen[stripeOf(sp)]; ok {
+					t.Fatalf("stacks of %d bytes, %d and %d, depth %d: stripe %d both", size, j, i, depth, stripeOf(sp))
+				}
+				seen[stripeOf(sp)] = i
+			}
+		}
+	}
+}
+
 // limits' counters that writes change (docs to evictedBytes) are on one
 // cache line of their own, apart from the bounds and the rest that writes
 // read.
