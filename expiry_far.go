@@ -260,7 +260,7 @@ func (x *expiryIndex) countExpired(now int64) int {
 		}
 		switch l := r.l; {
 		case !isExpired(l.soon.exp, now):
-		case isExpired(bucketEnd(l.last), now):
+		case isExpired(min(bucketEnd(l.last), l.late), now):
 			n += len(l.items)
 		default:
 			for _, e := range l.items {
@@ -288,7 +288,7 @@ func (x *expiryIndex) appendLive(now int64, out []*entry) []*entry {
 		switch l := r.l; {
 		case !due || r.low.exp > now || !isExpired(l.soon.exp, now):
 			out = append(out, l.items...)
-		case isExpired(bucketEnd(l.last), now):
+		case isExpired(min(bucketEnd(l.last), l.late), now):
 			// All expired.
 		default:
 			for _, e := range l.items {

@@ -426,6 +426,7 @@ func (x *expiryTree) absorb(into, from *leaf) {
 	into.items = appendItems(into.items, from.items...)
 	place(into.items, n, x.tag)
 	into.soon.merge(from.soon)
+	into.late = max(into.late, from.late)
 	into.last = from.last
 	x.unfile(from, into)
 }

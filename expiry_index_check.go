@@ -1,6 +1,9 @@
 package ttlstore
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // check verifies the expiry index's structure, each promise that
 // expiry_index_leaf.go and the hints make, and returns an error naming the
@@ -66,8 +69,10 @@ func (x *expiryTree) checkLeaf(r leafRef, prev *leaf) error {
 		return fmt.Errorf("a leaf holds %d entries in room for %d", len(l.items), cap(l.items))
 	}
 	var soon soonest
+	late := int64(math.MinInt64)
 	for _, e := range l.items {
 		soon.add(expiryOf(e))
+		late = max(late, expiryOf(e))
 	}
 	switch least := l.least(x.tag); {
 	case r.low != l.low:
@@ -80,6 +85,8 @@ func (x *expiryTree) checkLeaf(r leafRef, prev *leaf) error {
 		return fmt.Errorf("a leaf's high %+v is not the next leaf's low key %+v", prev.high, l.low)
 	case l.soon != soon:
 		return fmt.Errorf("a leaf's soonest is %+v, its entries' %+v", l.soon, soon)
+	case l.late < late:
+		return fmt.Errorf("a leaf's late is %d, before its entries' latest %d", l.late, late)
 	}
 	for i, e := range l.items {
 		if k := keyOf(e, x.tag); l.last.less(k) {

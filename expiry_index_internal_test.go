@@ -356,6 +356,9 @@ func TestExpiryIndexCheckCatches(t *testing.T) {
 		{"a leaf's soonest miscounted", func(x *expiryTree, ls []*leaf, _ []*entry) {
 			ls[3].soon.n++
 		}, "soonest"},
+		{"a leaf's late before an entry's expiry", func(x *expiryTree, ls []*leaf, _ []*entry) {
+			ls[3].late = ls[3].soon.exp - 1
+		}, "late"},
 		{"an entry after its leaf's last", func(x *expiryTree, ls []*leaf, _ []*entry) {
 			ls[3].last = ls[3].least(0)
 		}, "after its leaf's last"},

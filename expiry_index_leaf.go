@@ -25,6 +25,7 @@ import (
 //     high.
 //   - soon is exactly the earliest expiry second of its entries and how
 //     many expire then, in the far tree too, whose keys are coarse.
+//   - late is no earlier than the latest expiry second of its entries.
 //   - Each entry's lpos is its place in the array, with its tree's tag
 //     (0, or farTag in the far tree: expiry_far.go).
 //
@@ -110,14 +111,20 @@ func itemsCap(n int) int {
 
 // leaf is entries of the ordered part whose keys lie in [low, high), in no
 // order. Its fields are in the order insert reads them: the bounds it
-// checks a hint against, then the array it appends to. It is 112 bytes, a
-// size class.
+// checks a hint against, then the array it appends to. It is 120 bytes, in
+// the 128-byte size class.
 type leaf struct {
 	low   key      // the leaf's key in the tree: no greater than its entries', and fixed
 	high  key      // the next leaf's low, maxKey for the last: greater than its entries'
 	items []*entry // 1..leafCap entries; cap no more than leafCap; nil once unfiled
 	soon  soonest  // the earliest expiry of items, exact
 	last  key      // no less than the greatest key of items, less than high
+	// late is no earlier than the latest expiry of items: the latest
+	// when it was last counted, which a removal leaves. In the far tree,
+	// whose keys round the expiry down, it tells a leaf all expired
+	// without loading its entries (expiryIndex.countExpired, appendLive),
+	// where its bucket's end would not before the bucket is over.
+	late int64
 }
 
 // holds reports whether k lies in l's range, l being filed.
@@ -153,11 +160,13 @@ func (s *soonest) merge(t soonest) {
 	}
 }
 
-// recount sets l.soon from l's entries.
+// recount sets l.soon and l.late from l's entries.
 func (l *leaf) recount() {
-	l.soon = soonest{}
+	l.soon, l.late = soonest{}, math.MinInt64
 	for _, e := range l.items {
-		l.soon.add(expiryOf(e))
+		exp := expiryOf(e)
+		l.soon.add(exp)
+		l.late = max(l.late, exp)
 	}
 }
 
@@ -176,7 +185,7 @@ func (l *leaf) least(tag uint8) key {
 // newLeaf returns a leaf of a tree tagged tag holding only e, whose key is
 // k and expiry exp, with range [k, high).
 func newLeaf(k, high key, e *entry, exp int64, tag uint8) *leaf {
-	l := &leaf{low: k, high: high, last: k, items: make([]*entry, 1, 8), soon: soonest{exp: exp, n: 1}}
+	l := &leaf{low: k, high: high, last: k, items: make([]*entry, 1, 8), soon: soonest{exp: exp, n: 1}, late: exp}
 	l.items[0] = e
 	e.lpos = tag
 	return l
@@ -192,6 +201,7 @@ func (l *leaf) add(k key, e *entry, exp int64, tag uint8) {
 		l.items = appendItems(l.items, e)
 	}
 	l.soon.add(exp)
+	l.late = max(l.late, exp)
 	if l.last.less(k) {
 		l.last = k
 	}
@@ -294,20 +304,24 @@ func (l *leaf) split(k key, e *entry, tag uint8) *leaf {
 	left := make([]*entry, 0, itemsCap(at))
 	right := make([]*entry, 0, itemsCap(len(all)-at))
 	var lsoon, rsoon soonest
+	llate, rlate := int64(math.MinInt64), int64(math.MinInt64)
 	for _, f := range all {
+		exp := exact(f.k, f.e, tag)
 		if pivot.less(f.k) {
 			f.e.lpos = uint8(len(right)) | tag
 			right = append(right, f.e)
 			r.low = minKey(r.low, f.k)
-			rsoon.add(exact(f.k, f.e, tag))
+			rsoon.add(exp)
+			rlate = max(rlate, exp)
 		} else {
 			f.e.lpos = uint8(len(left)) | tag
 			left = append(left, f.e)
-			lsoon.add(exact(f.k, f.e, tag))
+			lsoon.add(exp)
+			llate = max(llate, exp)
 		}
 	}
-	r.items, r.soon = right, rsoon
-	l.items, l.soon, l.last, l.high = left, lsoon, pivot, r.low
+	r.items, r.soon, r.late = right, rsoon, rlate
+	l.items, l.soon, l.last, l.high, l.late = left, lsoon, pivot, r.low, llate
 	return r
 }
 
