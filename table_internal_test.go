@@ -161,6 +161,24 @@ func TestMatchH2(t *testing.T) {
 	})
 }
 
+// TestGroupRawWords checks what rawCtrl and rawSlot assume of sync/atomic:
+// that a plain store through them is what Load returns, and a Store what
+// they read, so that insertNew's plain stores are the words readers load.
+func TestGroupRawWords(t *testing.T) {
+	var g group
+	e, f := testEntry("a"), testEntry("b")
+	for i := range groupSize {
+		*g.rawSlot(i) = e
+		require.Same(t, e, g.slots[i].Load(), "slot %d", i)
+		g.slots[i].Store(f)
+		require.Same(t, f, *g.rawSlot(i), "slot %d", i)
+	}
+	*g.rawCtrl() = 0x0102030405060708
+	require.Equal(t, uint64(0x0102030405060708), g.ctrl.Load())
+	g.ctrl.Store(lsbs * ctrlEmpty)
+	require.Equal(t, uint64(lsbs*ctrlEmpty), *g.rawCtrl())
+}
+
 // With one group per subtable the table splits again and again; every entry
 // stays findable, and the directory stays well formed.
 func TestTableSplits(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"hash/maphash"
 	"math/bits"
 	"sync/atomic"
+	"unsafe"
 )
 
 // One subtable of a table (table.go): an open-addressing hash table of
@@ -25,6 +26,15 @@ type group struct {
 	ctrl  atomic.Uint64 // byte i describes slots[i]; byte 7 describes none and is ignored
 	slots [groupSize]atomic.Pointer[entry]
 }
+
+// rawCtrl and rawSlot give the words of ctrl and slots[i] to plain loads
+// and stores, for groups no reader can see yet (subtable.init and
+// insertNew, before the table publishes them). atomic.Uint64 and
+// atomic.Pointer hold their value at offset 0, after fields of size 0
+// (TestGroupRawWords checks it).
+func (g *group) rawCtrl() *uint64 { return (*uint64)(unsafe.Pointer(&g.ctrl)) }
+
+func (g *group) rawSlot(i int) **entry { return (**entry)(unsafe.Pointer(&g.slots[i])) }
 
 const (
 	groupSize   = 7
@@ -94,11 +104,12 @@ func (t *subtable) lookup(h uint64, id string) *atomic.Pointer[entry] {
 // capacity is how many slots may be full or deleted at once.
 func (t *subtable) capacity() int { return len(t.groups) * groupSize * maxLoad / 8 }
 
-// init gives the subtable n new empty groups.
+// init gives the subtable n new empty groups. They are not yet published,
+// so plain stores fill them (see group.rawCtrl).
 func (t *subtable) init(n int) {
 	t.groups = make([]group, n)
 	for i := range t.groups {
-		t.groups[i].ctrl.Store(lsbs * ctrlEmpty)
+		*t.groups[i].rawCtrl() = lsbs * ctrlEmpty
 	}
 	t.free = t.capacity()
 	t.n = 0
@@ -257,16 +268,22 @@ func (t *subtable) rehash(seed maphash.Seed) ([]*entry, []uint64) {
 }
 
 // insertNew stores e, known not to be in the table, which has room and no
-// deleted slots and is not yet published.
+// deleted slots and is not yet published: no reader can see its groups, so
+// it fills them with plain stores (see group.rawCtrl), which the processor
+// need not finish before going on to the next entry's group, where an
+// atomic store waits for its line. The table's publication, an atomic
+// store, orders them before any reader's loads.
 func (t *subtable) insertNew(h uint64, e *entry) {
 	mask := uint64(len(t.groups) - 1)
 	g := h1(h) & mask
 	for step := uint64(1); ; step++ {
 		grp := &t.groups[g]
-		if m := matchEmpty(grp.ctrl.Load()); m != 0 {
+		ctrl := grp.rawCtrl()
+		if m := matchEmpty(*ctrl); m != 0 {
 			i := firstSlot(m)
-			grp.slots[i].Store(e)
-			setCtrl(grp, i, h2(h))
+			*grp.rawSlot(i) = e
+			shift := uint(i) * 8
+			*ctrl = *ctrl&^(0xFF<<shift) | h2(h)<<shift
 			t.n++
 			t.free--
 			return
