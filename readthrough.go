@@ -39,8 +39,8 @@ const (
 // Loads of different ids run in parallel. Before it calls load, the load
 // reads the id again, so a caller that missed just as an earlier load stored
 // the document gets that document, without a second load. A miss costs the
-// load and a Create of what it returns, and 1.4 to 1.9 µs more than a Read
-// and a Create written by hand (BenchmarkReadOrLoad; BenchmarkLoadMiss in
+// load and a Create of what it returns, and 0.8 to 1.9 µs more than a Read
+// and a Create written by hand, by machine (BenchmarkReadOrLoad; BenchmarkLoadMiss in
 // the bench module compares it with otter's loader): most of it to hand
 // load to a loader (below) and the result back, two wake-ups, so that the
 // callers can stop waiting whatever load does.
