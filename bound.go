@@ -146,7 +146,12 @@ func (c *Collection) checkWeight(op string, e *entry) error {
 // cannot expire are left. A write needs room only for what it adds to
 // memory: one that replaces a version of its id in place, live or expired
 // but not yet swept, adds no document, and goes in at a bound below the
-// usage as long as it leaves the collection no further over it.
+// usage as long as it leaves the collection no further over it. One over an
+// expired version that needs room all the same (its weight grows at a
+// MaxBytes it is at) brings a document back, and is judged as a new
+// document with the expired versions swept: under NoEviction, past a
+// lowered MaxDocuments, it is refused, whichever expired documents the
+// sweep for its room happened to take first.
 //
 // It returns ErrInvalidOptions for a negative bound (changing nothing),
 // ErrClosed after Close, and ErrIO when a durable collection could not log
@@ -172,7 +177,7 @@ func (c *Collection) SetLimits(maxDocuments int, maxBytes int64) error {
 // allows.
 func (c *Collection) shrink(op string) error {
 	var r room
-	err := c.makeRoom(op, "", -1, -1, 0, &r)
+	err := c.makeRoom(op, "", -1, -1, 0, false, &r)
 	c.lim.release(r.docs, r.bytes) // nothing to put in it
 	r.give(&c.lim)
 	c.lim.ended()

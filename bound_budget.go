@@ -246,6 +246,19 @@ func (l *limits) fits(dDocs, dBytes int64, r *room) bool {
 	return fit(&l.docs, dDocs, r.docs, l.maxDocs.Load()) && fit(&l.bytes, dBytes, r.bytes, l.byteBound())
 }
 
+// fitsRevived is fits for a write that revives (commit.revives): each
+// measure must fit with dDocs and dBytes added, even where they are not
+// positive. dDocs and dBytes count the revived versions as replaced in
+// place; the usage counts them too, until a sweep takes them. So it holds
+// exactly when the write would fit as a new document with those versions
+// swept, whether they are yet or not.
+func (l *limits) fitsRevived(dDocs, dBytes int64, r *room) bool {
+	fit := func(used *atomic.Int64, d, held, max int64) bool {
+		return max <= 0 || used.Load()-held+d <= max
+	}
+	return fit(&l.docs, dDocs, r.docs, l.maxDocs.Load()) && fit(&l.bytes, dBytes, r.bytes, l.byteBound())
+}
+
 // within reports whether the usage, but for the room r holds, is within
 // the bounds, which SetLimits may have lowered below it.
 func (l *limits) within(r *room) bool {
