@@ -177,7 +177,7 @@ func (c *Collection) SetLimits(maxDocuments int, maxBytes int64) error {
 // allows.
 func (c *Collection) shrink(op string) error {
 	var r room
-	err := c.makeRoom(op, "", -1, -1, 0, false, &r)
+	err := c.makeRoom(op, "", -1, -1, 0, 0, 0, &r)
 	c.lim.release(r.docs, r.bytes) // nothing to put in it
 	r.give(&c.lim)
 	c.lim.ended()

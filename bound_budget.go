@@ -246,17 +246,19 @@ func (l *limits) fits(dDocs, dBytes int64, r *room) bool {
 	return fit(&l.docs, dDocs, r.docs, l.maxDocs.Load()) && fit(&l.bytes, dBytes, r.bytes, l.byteBound())
 }
 
-// fitsRevived is fits for a write that revives (commit.revives): each
-// measure must fit with dDocs and dBytes added, even where they are not
-// positive. dDocs and dBytes count the revived versions as replaced in
-// place; the usage counts them too, until a sweep takes them. So it holds
-// exactly when the write would fit as a new document with those versions
-// swept, whether they are yet or not.
-func (l *limits) fitsRevived(dDocs, dBytes int64, r *room) bool {
-	fit := func(used *atomic.Int64, d, held, max int64) bool {
-		return max <= 0 || used.Load()-held+d <= max
+// fitsRevived is fits for a write that replaces in place revDocs versions
+// that have expired, of revBytes weight (commit.revDocs), judged as if
+// they were swept: it then adds dDocs+revDocs documents and dBytes+revBytes
+// of weight, and needs room in a measure where that is positive. While
+// those versions are in memory the usage counts them, and dDocs and dBytes
+// count their replacement as in place, so the room it needs there is dDocs
+// and dBytes on top of the usage. (Once a sweep has taken them, the write,
+// tried again, counts as adding its documents, and fits judges it.)
+func (l *limits) fitsRevived(dDocs, dBytes, revDocs, revBytes int64, r *room) bool {
+	fit := func(used *atomic.Int64, d, rev, held, max int64) bool {
+		return d+rev <= 0 || max <= 0 || used.Load()-held+d <= max
 	}
-	return fit(&l.docs, dDocs, r.docs, l.maxDocs.Load()) && fit(&l.bytes, dBytes, r.bytes, l.byteBound())
+	return fit(&l.docs, dDocs, revDocs, r.docs, l.maxDocs.Load()) && fit(&l.bytes, dBytes, revBytes, r.bytes, l.byteBound())
 }
 
 // within reports whether the usage, but for the room r holds, is within

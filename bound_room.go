@@ -128,18 +128,18 @@ func (r *room) give(l *limits) {
 // weight to the document with the given id needs (beyond what r holds
 // already): expired documents first, then live ones as the policy says,
 // never the document id itself, and none when evicting all it may would
-// not make the room (canMake, with pinned). A write that revives (see
-// commit.revives) needs the room its versions in memory would leave it once
-// swept: dDocs and dBytes must fit under the bounds even where they are not
-// positive (limits.fitsRevived), whether or not the sweep takes those
-// versions, so that the order in which it sweeps the shards does not
-// decide the outcome. What it frees is added to r,
+// not make the room (canMake, with pinned). A write that replaces in place
+// revDocs versions that have expired, of revBytes weight (see
+// commit.revDocs), is judged as it would be with those versions swept
+// (limits.fitsRevived), whether or not the sweep takes them, so that the
+// order in which it sweeps the shards does not decide the outcome. What
+// it frees is added to r,
 // and what it removes to r's removals, which the caller reports once it
 // holds nothing (reportEvicted). dDocs and dBytes of -1 (shrink) ask for
 // the usage to come within the bounds. It holds no lock when called, and
 // takes one shard's lock at a time. It returns ErrFull when no room can
 // be made.
-func (c *Collection) makeRoom(op, id string, dDocs, dBytes, pinned int64, revives bool, r *room) error {
+func (c *Collection) makeRoom(op, id string, dDocs, dBytes, pinned, revDocs, revBytes int64, r *room) error {
 	if v := r.pick; v != nil {
 		// Picked by makeRoomLocked, when nothing had expired: evict it
 		// as that would have.
@@ -149,8 +149,8 @@ func (c *Collection) makeRoom(op, id string, dDocs, dBytes, pinned int64, revive
 		}
 	}
 	enough := func() bool { return c.lim.fits(dDocs, dBytes, r) }
-	if revives {
-		enough = func() bool { return c.lim.fitsRevived(dDocs, dBytes, r) }
+	if revDocs > 0 {
+		enough = func() bool { return c.lim.fitsRevived(dDocs, dBytes, revDocs, revBytes, r) }
 	}
 	if dDocs == -1 && dBytes == -1 {
 		enough = func() bool { return c.lim.within(r) }

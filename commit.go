@@ -90,12 +90,13 @@ type commit struct {
 	now   int64 // the commit's second, read under the lock
 	def   int32 // the DefaultTTL at that second
 	grows bool  // whether a mutation stores an entry the bound must make room for
-	// revives is set when a mutation stores a document over a version of
-	// its id that has expired (or that DeletePartition hid) but is still
-	// in memory: it replaces that version in place, adding no document,
-	// but brings a document back. Where it needs room, makeRoom judges it
-	// as if that version were swept (see SetLimits).
-	revives bool
+	// revDocs and revBytes count the versions that the commit's writes
+	// replace in place though they have expired (or DeletePartition hid
+	// them), and their weight: dDocs and dBytes count those writes as
+	// adding no document, but each brings a document back. Where the
+	// commit needs room, makeRoom judges it as if those versions were
+	// swept (see SetLimits and limits.fitsRevived).
+	revDocs, revBytes int64
 	// reserved is set once reserve has taken dDocs and dBytes from the
 	// budget: the commit's net change, its deletions included.
 	reserved bool
@@ -237,7 +238,8 @@ func (c *Collection) unlockFiling(cm *commit) {
 func (c *Collection) check(cm *commit) error {
 	cm.now = c.now()
 	cm.def = c.def.Load()
-	cm.dDocs, cm.dBytes, cm.grows, cm.reserved, cm.revives = 0, 0, false, false, false
+	cm.dDocs, cm.dBytes, cm.grows, cm.reserved = 0, 0, false, false
+	cm.revDocs, cm.revBytes = 0, 0
 	ms := cm.muts()
 	if len(ms) > 1 {
 		cm.chain()
@@ -285,7 +287,10 @@ func (c *Collection) check(cm *commit) error {
 				cm.dBytes += m.w
 			} else {
 				cm.dBytes += m.w - weigh(m.old)
-				cm.revives = cm.revives || !m.oldLive
+				if !m.oldLive {
+					cm.revDocs++
+					cm.revBytes += weigh(m.old)
+				}
 			}
 		case touch:
 			// A new entry with the same JSON, and the same weight:

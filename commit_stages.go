@@ -65,7 +65,7 @@ func (c *Collection) reserve(cm *commit) (retry bool, err error) {
 		if !fit {
 			c.unlock(cm)
 			if err == nil {
-				err = c.makeRoom(cm.op, first.id, cm.dDocs, cm.dBytes, pinned, cm.revives, &cm.r)
+				err = c.makeRoom(cm.op, first.id, cm.dDocs, cm.dBytes, pinned, cm.revDocs, cm.revBytes, &cm.r)
 			}
 			if err != nil {
 				if errors.Is(err, ErrFull) {
