@@ -2,6 +2,7 @@ package ttlstore_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,5 +139,30 @@ func TestRegressRevivalJudgedAsNew(t *testing.T) {
 		assert.Equal(t, 1, c.Len(), "collection %d", i)
 		_, err = c.Read("c")
 		require.ErrorIs(t, err, ttlstore.ErrNotFound)
+	}
+}
+
+// A batch that deletes a live document and brings another back adds no
+// document once the expired versions are swept: past a lowered
+// MaxDocuments it goes in, as any write that adds nothing does, when its
+// weight fits. (Judging every measure of a revival strictly refused it.)
+func TestRegressRevivalInBatchAddsNothing(t *testing.T) {
+	for i := range 10 {
+		var log []string
+		clk := clock.NewMock()
+		c := regressCollection(t, clk, ttlstore.NoEviction, 0, 0, &log)
+		for _, doc := range []string{`{"id":"a"}`, `{"id":"b"}`, `{"id":"e"}`,
+			`{"id":"x","ttl":1,"pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}`,
+			`{"id":"c","ttl":1}`} {
+			_, err := c.Create([]byte(doc))
+			require.NoError(t, err)
+		}
+		require.NoError(t, c.SetLimits(1, c.Stats().Bytes))
+		clk.Add(2 * time.Second) // x and c expire, unswept
+		b := new(ttlstore.Batch).Delete("a").Upsert([]byte(`{"id":"c","v":"` + strings.Repeat("heavier than a and the old c together ", 6) + `"}`))
+		_, err := c.ExecuteBatch(b)
+		require.NoError(t, err, "collection %d: swept %v", i, log)
+		assert.Contains(t, log, "expire x", "collection %d", i)
+		assert.Equal(t, 3, c.Len(), "collection %d: b, e and c", i)
 	}
 }
