@@ -149,9 +149,9 @@ func (c *Collection) checkWeight(op string, e *entry) error {
 // usage as long as it leaves the collection no further over it. One over an
 // expired version that needs room all the same (its weight grows at a
 // MaxBytes it is at) brings a document back, and is judged as a new
-// document with the expired versions swept: under NoEviction, past a
-// lowered MaxDocuments, it is refused, whichever expired documents the
-// sweep for its room happened to take first.
+// document with the expired versions swept: under NoEviction it is
+// refused unless the live documents leave it room, whichever expired
+// documents the sweep for its room happened to take first.
 //
 // It returns ErrInvalidOptions for a negative bound (changing nothing),
 // ErrClosed after Close, and ErrIO when a durable collection could not log
