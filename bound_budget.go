@@ -239,22 +239,17 @@ func reserve(used *atomic.Int64, d, held, max int64) bool {
 
 // fits reports whether reserve would now succeed (see there). Another
 // writer may take the room before the caller does: it must still reserve.
-func (l *limits) fits(dDocs, dBytes int64, r *room) bool {
-	fit := func(used *atomic.Int64, d, held, max int64) bool {
-		return d <= 0 || max <= 0 || used.Load()-held+d <= max
-	}
-	return fit(&l.docs, dDocs, r.docs, l.maxDocs.Load()) && fit(&l.bytes, dBytes, r.bytes, l.byteBound())
-}
-
-// fitsRevived is fits for a write that replaces in place revDocs versions
-// that have expired, of revBytes weight (commit.revDocs), judged as if
-// they were swept: it then adds dDocs+revDocs documents and dBytes+revBytes
-// of weight, and needs room in a measure where that is positive. While
-// those versions are in memory the usage counts them, and dDocs and dBytes
-// count their replacement as in place, so the room it needs there is dDocs
-// and dBytes on top of the usage. (Once a sweep has taken them, the write,
-// tried again, counts as adding its documents, and fits judges it.)
-func (l *limits) fitsRevived(dDocs, dBytes, revDocs, revBytes int64, r *room) bool {
+//
+// revDocs and revBytes are the versions that the write replaces in place
+// though they have expired, and their weight (commit.revDocs; 0 for most
+// writes): it is judged as if they were swept, when it adds dDocs+revDocs
+// documents and dBytes+revBytes of weight, and needs room in a measure
+// where that is positive. While those versions are in memory the usage
+// counts them, and dDocs and dBytes count their replacement as in place,
+// so the room it needs there is dDocs and dBytes on top of the usage.
+// (Once a sweep has taken them, the write, tried again, counts as adding
+// its documents.)
+func (l *limits) fits(dDocs, dBytes, revDocs, revBytes int64, r *room) bool {
 	fit := func(used *atomic.Int64, d, rev, held, max int64) bool {
 		return d+rev <= 0 || max <= 0 || used.Load()-held+d <= max
 	}

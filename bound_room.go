@@ -131,7 +131,7 @@ func (r *room) give(l *limits) {
 // not make the room (canMake, with pinned). A write that replaces in place
 // revDocs versions that have expired, of revBytes weight (see
 // commit.revDocs), is judged as it would be with those versions swept
-// (limits.fitsRevived), whether or not the sweep takes them, so that the
+// (limits.fits), whether or not the sweep takes them, so that the
 // order in which it sweeps the shards does not decide the outcome. What
 // it frees is added to r,
 // and what it removes to r's removals, which the caller reports once it
@@ -148,10 +148,7 @@ func (c *Collection) makeRoom(op, id string, dDocs, dBytes, pinned, revDocs, rev
 			return err
 		}
 	}
-	enough := func() bool { return c.lim.fits(dDocs, dBytes, r) }
-	if revDocs > 0 {
-		enough = func() bool { return c.lim.fitsRevived(dDocs, dBytes, revDocs, revBytes, r) }
-	}
+	enough := func() bool { return c.lim.fits(dDocs, dBytes, revDocs, revBytes, r) }
 	if dDocs == -1 && dBytes == -1 {
 		enough = func() bool { return c.lim.within(r) }
 	}

@@ -95,7 +95,7 @@ type commit struct {
 	// them), and their weight: dDocs and dBytes count those writes as
 	// adding no document, but each brings a document back. Where the
 	// commit needs room, makeRoom judges it as if those versions were
-	// swept (see SetLimits and limits.fitsRevived).
+	// swept (see SetLimits and limits.fits).
 	revDocs, revBytes int64
 	// reserved is set once reserve has taken dDocs and dBytes from the
 	// budget: the commit's net change, its deletions included.

@@ -73,8 +73,13 @@ func firstSlot(mask uint64) int { return bits.TrailingZeros64(mask) >> 3 }
 // setCtrl sets the control byte of slot i. Only a writer changes a group,
 // so the load and the store need not be one atomic step.
 func setCtrl(g *group, i int, c uint64) {
+	g.ctrl.Store(withCtrl(g.ctrl.Load(), i, c))
+}
+
+// withCtrl returns the control word ctrl with slot i's byte set to c.
+func withCtrl(ctrl uint64, i int, c uint64) uint64 {
 	shift := uint(i) * 8
-	g.ctrl.Store(g.ctrl.Load()&^(0xFF<<shift) | c<<shift)
+	return ctrl&^(0xFF<<shift) | c<<shift
 }
 
 // lookup is table.lookup within one subtable.
@@ -282,8 +287,7 @@ func (t *subtable) insertNew(h uint64, e *entry) {
 		if m := matchEmpty(*ctrl); m != 0 {
 			i := firstSlot(m)
 			*grp.rawSlot(i) = e
-			shift := uint(i) * 8
-			*ctrl = *ctrl&^(0xFF<<shift) | h2(h)<<shift
+			*ctrl = withCtrl(*ctrl, i, h2(h))
 			t.n++
 			t.free--
 			return
