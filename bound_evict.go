@@ -41,11 +41,11 @@ func unlockOther(t, held *shard) {
 // lockOther): the victim is then left in r.pick.
 func (c *Collection) evictColdest(held *shard, id string, r *room) (ok bool, err error) {
 	for {
-		v, vh := c.lim.cold.victim(id, r.keep, !r.covered) // counted in filing if not nil and not covered
+		v := c.lim.cold.victim(id, r.keep, !r.covered) // counted in filing if not nil and not covered
 		if v == nil {
 			return false, nil
 		}
-		if ok, err := c.evictPicked(held, v, vh, r); ok || err != nil || r.pick != nil {
+		if ok, err := c.evictPicked(held, v, r); ok || err != nil || r.pick != nil {
 			return ok, err
 		}
 	}
@@ -53,16 +53,13 @@ func (c *Collection) evictColdest(held *shard, id string, r *room) (ok bool, err
 
 // evictPicked evicts v, which EvictColdest picked (and counted in
 // filing, or covered), if it is still the document of its id, adds it to r and
-// reports whether it did. vh is the policy's hash of v's key (victim
-// returns it), which spares hashing the key again. held is as for
-// evictColdest: when v's shard is not held and its lock is taken, v is
-// left in r.pick (and vh in r.pickHash).
-func (c *Collection) evictPicked(held *shard, v *entry, vh uint64, r *room) (bool, error) {
-	vid := v.key()
-	h := keyHashFrom(c.seed, vid, vh)
+// reports whether it did. held is as for evictColdest: when v's shard is
+// not held and its lock is taken, v is left in r.pick.
+func (c *Collection) evictPicked(held *shard, v *entry, r *room) (bool, error) {
+	h := keyHash(c.seed, v.key()) // the table's: the policy hashes ids with a seed of its own
 	t := &c.shards[h&(numShards-1)]
 	if !lockOther(t, held) {
-		r.pick, r.pickHash = v, vh
+		r.pick = v
 		return false, nil
 	}
 	// Still its id's document? It is if it is in the table, found by

@@ -32,10 +32,8 @@ type room struct {
 	now int64
 	// pick is a victim that EvictColdest picked for a write holding its
 	// own shard's lock, which found the victim's shard's lock taken:
-	// makeRoom evicts it once the write has let go of its own. pickHash
-	// is its policy's hash (see evictPicked).
-	pick     *entry
-	pickHash uint64
+	// makeRoom evicts it once the write has let go of its own.
+	pick *entry
 	// counted is whether r's room counts in limits.filing (see take).
 	counted bool
 	// keep is the ids, besides the one makeRoom is given, that the room
@@ -144,7 +142,7 @@ func (c *Collection) makeRoom(op, id string, dDocs, dBytes, pinned, revDocs, rev
 		// Picked by makeRoomLocked, when nothing had expired: evict it
 		// as that would have.
 		r.pick = nil
-		if _, err := c.evictPicked(nil, v, r.pickHash, r); err != nil {
+		if _, err := c.evictPicked(nil, v, r); err != nil {
 			return err
 		}
 	}

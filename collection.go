@@ -253,7 +253,11 @@ func newCollection(op string, opts Options) (*Collection, int32, error) {
 		if opts.MaxBytes > 0 {
 			charged = &c.lim.policyBytes
 		}
-		c.lim.cold = newColdest(c.seed, opts.MaxDocuments, c.reads, &c.lim.filing, charged)
+		hseed := uint64(0) // fixed: the same choices in every run (Options.RandomizeEviction)
+		if opts.RandomizeEviction {
+			hseed = rand.Uint64()
+		}
+		c.lim.cold = newColdest(hseed, opts.MaxDocuments, c.reads, &c.lim.filing, charged)
 	}
 	c.armed.Store(neverExpires)
 	for i := range c.shards {

@@ -9,7 +9,6 @@ package ttlstore
 // eviction_queue.go.
 
 import (
-	"hash/maphash"
 	"sync"
 	"sync/atomic"
 
@@ -62,7 +61,7 @@ type coldest struct {
 	// mu protects everything below, and the qpos and seg fields of the
 	// entries in the queues.
 	mu        sync.Mutex
-	seed      maphash.Seed // the collection's, for the sketch's hashes
+	hseed     uint64 // the seed of the hash the sketch and the ghosts count documents by (hash)
 	window    queue
 	probation queue
 	protected queue
@@ -109,10 +108,10 @@ type coldest struct {
 }
 
 // pendingAdd is a new document whose writer found the policy's mu taken,
-// and its key's table hash.
+// and its key's hash (p.hash).
 type pendingAdd struct {
-	e  *entry
-	kh uint64
+	e *entry
+	h uint64
 }
 
 // maxPending is the most new documents that wait for mu's holder: a
@@ -155,11 +154,11 @@ func (e *entry) touch() {
 }
 
 // newColdest returns the policy for a collection of capacity documents (0
-// for no such bound) whose seed is seed, whose read counts requests
-// returns, and whose limits' filing is picked and policyBytes charged
-// (nil if none: its tables are then not counted).
-func newColdest(seed maphash.Seed, capacity int, requests func() (hits, misses uint64), picked, charged *atomic.Int64) *coldest {
-	p := &coldest{seed: seed, rng: 0x9e3779b97f4a7c15, requests: requests, share: windowStart, picked: picked, charged: charged}
+// for no such bound) whose ids it hashes with seed hseed (see hash), whose
+// read counts requests returns, and whose limits' filing is picked and
+// policyBytes charged (nil if none: its tables are then not counted).
+func newColdest(hseed uint64, capacity int, requests func() (hits, misses uint64), picked, charged *atomic.Int64) *coldest {
+	p := &coldest{hseed: hseed, rng: 0x9e3779b97f4a7c15, requests: requests, share: windowStart, picked: picked, charged: charged}
 	p.sketch.Ensure(capacity)
 	p.base = p.sketch.Bytes() + tableMin
 	return p
@@ -168,18 +167,18 @@ func newColdest(seed maphash.Seed, capacity int, requests func() (hits, misses u
 // len is the number of documents in the queues.
 func (p *coldest) len() int { return p.window.n + p.probation.n + p.protected.n }
 
-// added tells the policy of a new document, whose key's hash (keyHash,
-// the table's) is kh. If mu is taken, the document waits in pend for
+// added tells the policy of a new document. If mu is taken, the document waits in pend for
 // mu's holder to put it in the queues (lock), unless maxPending wait
 // already: a writer at the bound, which takes mu to pick its victim,
 // does not wait for it a second time behind another's pick
 // (BenchmarkBoundedWrite in bench/, interleaved, 8 runs: 914 -> 867 ns a
 // write on 2 goroutines, 705 -> 716 on 1).
-func (p *coldest) added(e *entry, kh uint64) {
+func (p *coldest) added(e *entry) {
+	h := p.hash(e) // before mu: no other writer waits for it
 	if !p.mu.TryLock() {
 		p.pendMu.Lock()
 		if len(p.pend) < maxPending {
-			p.pend = append(p.pend, pendingAdd{e, kh})
+			p.pend = append(p.pend, pendingAdd{e, h})
 			p.npend.Store(int32(len(p.pend)))
 			p.pendMu.Unlock()
 			return
@@ -188,7 +187,7 @@ func (p *coldest) added(e *entry, kh uint64) {
 		p.mu.Lock()
 	}
 	p.drain()
-	p.addLocked(e, kh)
+	p.addLocked(e, h)
 	p.unlock()
 }
 
@@ -210,7 +209,7 @@ func (p *coldest) drain() {
 	p.npend.Store(0)
 	p.pendMu.Unlock()
 	for i, a := range batch {
-		p.addLocked(a.e, a.kh)
+		p.addLocked(a.e, a.h)
 		batch[i] = pendingAdd{}
 	}
 	p.spare = batch[:0]
@@ -219,10 +218,9 @@ func (p *coldest) drain() {
 	}
 }
 
-// addLocked is added with mu held.
-func (p *coldest) addLocked(e *entry, kh uint64) {
+// addLocked is added with mu held, for e whose hash is h.
+func (p *coldest) addLocked(e *entry, h uint64) {
 	p.sketch.Ensure(p.len() + 1)
-	h := p.hashFrom(e, kh)
 	p.sketch.Increment(h)
 	p.adapt(h)
 	p.insert(e)
@@ -317,9 +315,9 @@ func (p *coldest) detach(e *entry) {
 
 // victim picks the document to evict, other than the one with id skip and
 // those whose ids are in others (nil for none), takes it out of the queues,
-// counts it in picked if count is set, and returns it with the hash of its
-// key (p.hash, which the duel needs anyway); nil when there is none.
-func (p *coldest) victim(skip string, others map[string]struct{}, count bool) (*entry, uint64) {
+// counts it in picked if count is set, and returns it; nil when there is
+// none.
+func (p *coldest) victim(skip string, others map[string]struct{}, count bool) *entry {
 	p.lock()
 	defer p.unlock()
 	// The documents not to evict, when met, are set aside and put back at
@@ -342,7 +340,7 @@ func (p *coldest) victim(skip string, others map[string]struct{}, count bool) (*
 			}
 			w := p.window.first()
 			if w == nil {
-				return nil, 0
+				return nil
 			}
 			if kept(w) {
 				setAside(w)
@@ -352,7 +350,7 @@ func (p *coldest) victim(skip string, others map[string]struct{}, count bool) (*
 			if count {
 				p.picked.Add(1)
 			}
-			return w, p.hash(w)
+			return w
 		}
 		if chances > 0 && atomic.LoadUint32(&v.hits) > 0 {
 			// Read since it came to probation: promote it.
@@ -398,7 +396,7 @@ func (p *coldest) victim(skip string, others map[string]struct{}, count bool) (*
 		if count {
 			p.picked.Add(1)
 		}
-		return v, hv
+		return v
 	}
 }
 
@@ -491,27 +489,13 @@ func (p *coldest) flush(e *entry) {
 	}
 }
 
-func (p *coldest) hash(e *entry) uint64 { return maphash.String(p.seed, e.key()) }
-
-// hashFrom is p.hash(e) for an entry whose key's keyHash is kh: kh itself,
-// without hashing the key again, but for a partitioned key (keyHash puts
-// the partition key's hash in its low bits). p.seed is the collection's.
-func (p *coldest) hashFrom(e *entry, kh uint64) uint64 {
-	if k := e.key(); len(k) != 0 && k[0] == pkMark {
-		return p.hash(e)
-	}
-	return kh
-}
-
-// keyHashFrom is keyHash(seed, key) for a key whose maphash.String with
-// seed is h (the policy's hash, p.hash): h itself, but for a partitioned
-// key, hashed again.
-func keyHashFrom(seed maphash.Seed, key string, h uint64) uint64 {
-	if len(key) != 0 && key[0] == pkMark {
-		return keyHash(seed, key)
-	}
-	return h
-}
+// hash is the hash the sketch and the ghosts count e by: sketch.Hash of
+// its key with the policy's seed, fixed unless the collection asked for a
+// random one (Options.RandomizeEviction), so that the same workload keeps
+// the same documents in every run. It is not the table's hash, whose seed
+// is random for every collection so that no one can choose ids that
+// collide in the table.
+func (p *coldest) hash(e *entry) uint64 { return sketch.Hash(p.hseed, e.key()) }
 
 func (p *coldest) queueOf(seg uint8) *queue {
 	switch seg {

@@ -2,13 +2,14 @@ package ttlstore
 
 import (
 	"container/list"
-	"hash/maphash"
 	"math/rand/v2"
 	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ttlstore/ttlstore/internal/sketch"
 )
 
 // The tests in this file drive EvictColdest's policy on its own, through
@@ -101,7 +102,7 @@ func TestColdestAloneVictimSkips(t *testing.T) {
 		s.access(k)
 	}
 	for k := range uint64(3) {
-		v, _ := s.p.victim(string(rune('0'+k)), nil, false)
+		v := s.p.victim(string(rune('0'+k)), nil, false)
 		require.NotNil(t, v)
 		assert.NotEqual(t, string(rune('0'+k)), v.id())
 		s.p.add(v) // not evicted after all: it goes back
@@ -110,7 +111,7 @@ func TestColdestAloneVictimSkips(t *testing.T) {
 	// The only document left is the one to skip: none.
 	s.remove(0)
 	s.remove(1)
-	v, _ := s.p.victim("2", nil, false)
+	v := s.p.victim("2", nil, false)
 	assert.Nil(t, v)
 	checkSim(t, s)
 }
@@ -376,7 +377,7 @@ func TestColdestAgesOnRejectedReturn(t *testing.T) {
 		halved bool
 	}{{ghostWindow, true}, {ghostMain, false}} {
 		var picked atomic.Int64
-		p := newColdest(maphash.MakeSeed(), 1000, nil, &picked, nil)
+		p := newColdest(rand.Uint64(), 1000, nil, &picked, nil)
 		const h, ghost = uint64(0x1234_5678_9abc_def0), uint64(0x0fed_cba9_8765_4321)
 		for range 4 {
 			p.sketch.Increment(h)
@@ -438,4 +439,22 @@ func TestColdestWindowStepFollowsDrift(t *testing.T) {
 	s.p.mu.Unlock()
 	assert.InDelta(t, before-1.0/capacity, s.p.share, 1e-9, "a verdict against the drift: one document")
 	checkSim(t, s)
+}
+
+// TestRandomizeEvictionSeeds checks the seeds of the policy's hash: the
+// fixed one (0) by default, so that the hash of an id is the same in every
+// collection and run; a random one, another in each collection, with
+// Options.RandomizeEviction.
+func TestRandomizeEvictionSeeds(t *testing.T) {
+	hashOf := func(randomize bool) uint64 {
+		c, err := New(Options{MaxDocuments: 10, Eviction: EvictColdest, RandomizeEviction: randomize})
+		require.NoError(t, err)
+		defer c.Close()
+		return c.lim.cold.hash(simEntry(12345))
+	}
+	assert.Equal(t, sketch.Hash(0, "12345"), hashOf(false))
+	assert.Equal(t, hashOf(false), hashOf(false))
+	a, b := hashOf(true), hashOf(true)
+	assert.NotEqual(t, a, b)
+	assert.NotEqual(t, hashOf(false), a)
 }

@@ -3,7 +3,7 @@ package ttlstore
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/maphash"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,9 +27,13 @@ type policySim struct {
 	picked       atomic.Int64
 }
 
-func newPolicySim(capacity int) *policySim {
+func newPolicySim(capacity int) *policySim { return newPolicySimSeeded(capacity, rand.Uint64()) }
+
+// newPolicySimSeeded is newPolicySim with the policy's hash seeded with
+// hseed (0 is a Collection's, without Options.RandomizeEviction).
+func newPolicySimSeeded(capacity int, hseed uint64) *policySim {
 	s := &policySim{capacity: capacity, docs: make(map[uint64]*entry, capacity)}
-	s.p = newColdest(maphash.MakeSeed(), capacity, func() (uint64, uint64) { return s.hits, s.misses }, &s.picked, nil)
+	s.p = newColdest(hseed, capacity, func() (uint64, uint64) { return s.hits, s.misses }, &s.picked, nil)
 	return s
 }
 
@@ -52,7 +56,7 @@ func (s *policySim) access(k uint64) bool {
 	}
 	s.misses++
 	if len(s.docs) >= s.capacity {
-		v, _ := s.p.victim("", nil, false)
+		v := s.p.victim("", nil, false)
 		vk, err := strconv.ParseUint(v.key(), 10, 64)
 		if err != nil || s.docs[vk] != v {
 			panic(fmt.Sprintf("victim %q is not a stored document", v.key()))
@@ -61,7 +65,7 @@ func (s *policySim) access(k uint64) bool {
 	}
 	e := simEntry(k)
 	s.docs[k] = e
-	s.p.added(e, s.p.hash(e))
+	s.p.added(e)
 	return false
 }
 
@@ -87,14 +91,15 @@ func replayShares(t *testing.T) []float64 {
 // collectionSim drives a Collection as the hitratio command does: each
 // access is a Read of the key's id, and a miss an Upsert of the document
 // {"id":"<k>","v":1}, in a collection bounded at capacity documents with
-// EvictColdest. Its policy's counters are those of the collection's.
+// EvictColdest, and RandomizeEviction as random says. Its policy's
+// counters are those of the collection's.
 type collectionSim struct {
 	c   *Collection
 	doc []byte
 }
 
-func newCollectionSim(capacity int) *collectionSim {
-	c, err := New(Options{MaxDocuments: capacity, Eviction: EvictColdest, SweepInterval: ManualSweep})
+func newCollectionSim(capacity int, random bool) *collectionSim {
+	c, err := New(Options{MaxDocuments: capacity, Eviction: EvictColdest, RandomizeEviction: random, SweepInterval: ManualSweep})
 	if err != nil {
 		panic(err)
 	}
@@ -134,7 +139,12 @@ type replayer interface {
 // TTLSTORE_POLICY_SEEDS runs each (5 by default), and logs the median hit
 // ratio, its range, and the counters of the policy in the median run: its
 // duels and their outcome, second chances, and the window's share at ten
-// points of the replay. TTLSTORE_POLICY_ONLY keeps the files whose name
+// points of the replay. The first run hashes ids with the fixed seed a
+// Collection uses by default, whose ratio it logs as "fixed"; the others
+// with random seeds, as Options.RandomizeEviction does: their range is how
+// far another hash could move the row. TTLSTORE_POLICY_WINDOW holds the
+// window at that share of the documents (a diagnostic: what a fixed
+// window would give). TTLSTORE_POLICY_ONLY keeps the files whose name
 // contains it. It is how the policy's changes were judged; it checks
 // nothing but that victims are stored documents, and is skipped when the
 // variable is not set. With TTLSTORE_POLICY_RUNS set, it logs every run's
@@ -156,11 +166,19 @@ func TestColdestReplay(t *testing.T) {
 		}
 		seeds = n
 	}
+	held := -1.0
+	if v := os.Getenv("TTLSTORE_POLICY_WINDOW"); v != "" {
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil || x < 0 || x > windowMax {
+			t.Fatalf("TTLSTORE_POLICY_WINDOW=%q", v)
+		}
+		held = x
+	}
 	files, err := filepath.Glob(filepath.Join(dir, "*.u64"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no .u64 file in %s: %v", dir, err)
 	}
-	var sum float64
+	var sum, sumFixed float64
 	rows := 0
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".u64")
@@ -180,15 +198,23 @@ func TestColdestReplay(t *testing.T) {
 		for _, share := range replayShares(t) {
 			capacity := max(1, int(share*float64(len(keys))+0.5))
 			type result struct {
+				fixed  bool // the run with the fixed seed
 				ratio  float64
 				stats  coldStats
 				window []string
 			}
 			var rs []result
-			for range seeds {
-				var s replayer = newPolicySim(capacity)
+			for run := range seeds {
+				// The first run hashes as a Collection does by default
+				// (seed 0), the others with random seeds, as with
+				// Options.RandomizeEviction.
+				hseed := uint64(0)
+				if run > 0 {
+					hseed = rand.Uint64()
+				}
+				var s replayer = newPolicySimSeeded(capacity, hseed)
 				if os.Getenv("TTLSTORE_POLICY_COLLECTION") != "" {
-					s = newCollectionSim(capacity)
+					s = newCollectionSim(capacity, run > 0)
 				}
 				var r result
 				hits := 0
@@ -196,11 +222,15 @@ func TestColdestReplay(t *testing.T) {
 					if s.access(k) {
 						hits++
 					}
+					if held >= 0 {
+						s.policy().share = held
+					}
 					if (i+1)%max(1, len(trace)/10) == 0 {
 						r.window = append(r.window, fmt.Sprintf("%.3f", s.policy().share))
 					}
 				}
 				r.ratio = 100 * float64(hits) / float64(len(trace))
+				r.fixed = run == 0
 				r.stats = s.policy().stats
 				s.close()
 				rs = append(rs, r)
@@ -220,16 +250,18 @@ func TestColdestReplay(t *testing.T) {
 				}
 			}
 			med := rs[len(rs)/2]
+			fixed := rs[slices.IndexFunc(rs, func(r result) bool { return r.fixed })].ratio
 			sum += med.ratio
+			sumFixed += fixed
 			rows++
 			st := med.stats
-			t.Logf("%-8s %8d %5.1f%%: %6.2f (%.2f–%.2f) duels %d won %.1f%% (jitter %d) unopposed %d promoted %d kept %d demoted %d window +%d -%d: %s",
-				name, capacity, 100*share, med.ratio, rs[0].ratio, rs[len(rs)-1].ratio,
+			t.Logf("%-8s %8d %5.1f%%: fixed %6.2f, seeds %6.2f (%.2f–%.2f) duels %d won %.1f%% (jitter %d) unopposed %d promoted %d kept %d demoted %d window +%d -%d: %s",
+				name, capacity, 100*share, fixed, med.ratio, rs[0].ratio, rs[len(rs)-1].ratio,
 				st.duels, 100*float64(st.admitted)/float64(max(st.duels, 1)), st.jittered, st.unopposed,
 				st.promoted, st.kept, st.demoted, st.grown, st.shrunk, strings.Join(med.window, " "))
 		}
 	}
 	if rows > 0 {
-		t.Logf("mean of the %d medians: %.2f", rows, sum/float64(rows))
+		t.Logf("mean of the %d medians: %.2f; of the fixed seed's runs: %.2f", rows, sum/float64(rows), sumFixed/float64(rows))
 	}
 }

@@ -312,7 +312,7 @@ func (c *Collection) storeLocked(s *shard, h uint64, e *entry, exp int64, ref *a
 		}
 	} else {
 		if c.lim.cold != nil {
-			c.lim.cold.added(e, h)
+			c.lim.cold.added(e)
 		}
 		s.docs.insert(h, e, c.seed) // lookup found no slot: the id is new
 		s.size.Store(int32(s.docs.len()))
