@@ -23,10 +23,11 @@
 // otter, ristretto, an LRU and ttlstore (-caches to change), 5 runs each
 // (-runs).
 //
-// The LRUs, ARC and S3-FIFO are deterministic and replay once; ttlstore and
-// otter seed their hashes at random for each new cache (otter its admission
-// too), and ristretto's reads reach its policy through a lossy buffer, so
-// their figures move from run to run: each cell is the median of the runs,
+// The LRUs, ARC, S3-FIFO and ttlstore (whose policy hashes ids with a
+// fixed seed by default) are deterministic and replay once; ttlstore-random
+// (RandomizeEviction) and otter seed their hashes at random for each new
+// cache (otter its admission too), and ristretto's reads reach its policy
+// through a lossy buffer, so their figures move from run to run: each cell is the median of the runs,
 // with their range when there are several. The time each cache took goes
 // to stderr.
 package main

@@ -57,7 +57,8 @@ func (r *results) write(w io.Writer) {
 // summary prints, over the rows: the mean of each cache's medians; the
 // rows where ttlstore is more than a point below otter, or not ahead of
 // LRU where otter is (lr < 0: no LRU column); and the widest range of
-// ttlstore's runs.
+// ttlstore's runs, and of ttlstore-random's, with the rows where they
+// spread more than half a point.
 func (r *results) summary(w io.Writer, ts, ot, lr int) {
 	n := float64(len(r.rows))
 	fmt.Fprintf(w, "Over the %d rows, the mean of the medians:", len(r.rows))
@@ -70,7 +71,6 @@ func (r *results) summary(w io.Writer, ts, ot, lr int) {
 	}
 	fmt.Fprintln(w)
 	var below, behindLRU []string
-	widest, at := 0.0, ""
 	for _, row := range r.rows {
 		name := fmt.Sprintf("%s %d", row.workload, row.capacity)
 		d := row.med(ts) - row.med(ot)
@@ -80,16 +80,29 @@ func (r *results) summary(w io.Writer, ts, ot, lr int) {
 		if lr >= 0 && row.med(ot) > row.med(lr) && row.med(ts) <= row.med(lr) {
 			behindLRU = append(behindLRU, fmt.Sprintf("%s (%.2f against %.2f)", name, row.med(ts), row.med(lr)))
 		}
-		if _, lo, hi := median(row.ratios[ts]); hi-lo >= widest {
-			widest, at = hi-lo, name
-		}
 	}
 	fmt.Fprintf(w, "ttlstore more than a point below otter: %s.\n", listOrNone(below))
 	if lr >= 0 {
 		fmt.Fprintf(w, "ttlstore not ahead of LRU where otter is: %s.\n", listOrNone(behindLRU))
 	}
-	if r.runs > 1 {
-		fmt.Fprintf(w, "The widest range of ttlstore's %d runs: %.2f points (%s).\n", r.runs, widest, at)
+	for _, c := range []int{ts, r.column("ttlstore-random")} {
+		if c < 0 || len(r.rows) == 0 || len(r.rows[0].ratios[c]) < 2 {
+			continue
+		}
+		widest, at := 0.0, ""
+		var wide []string
+		for _, row := range r.rows {
+			name := fmt.Sprintf("%s %d", row.workload, row.capacity)
+			_, lo, hi := median(row.ratios[c])
+			if hi-lo >= widest {
+				widest, at = hi-lo, name
+			}
+			if hi-lo > 0.5 {
+				wide = append(wide, fmt.Sprintf("%s (%.2f)", name, hi-lo))
+			}
+		}
+		fmt.Fprintf(w, "The widest range of %s's %d runs: %.2f points (%s); more than 0.5: %s.\n",
+			r.caches[c], len(r.rows[0].ratios[c]), widest, at, listOrNone(wide))
 	}
 	fmt.Fprintln(w)
 }

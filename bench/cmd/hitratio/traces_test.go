@@ -134,7 +134,7 @@ func TestTraceDir(t *testing.T) {
 	write(t, filepath.Join(dir, "lirs", "gli.trace"), []byte(lirs))
 	write(t, filepath.Join(dir, "lirs", "cs.trace.gz"), gzipBytes(t, lirs))
 
-	res, err := run(config{traces: dir, runs: 2, caches: mustCaches(t, "lru", "ttlstore")})
+	res, err := run(config{traces: dir, runs: 2, caches: mustCaches(t, "lru", "ttlstore-random")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestTraceDir(t *testing.T) {
 	}
 	for _, r := range res.rows {
 		if len(r.ratios[0]) != 1 || len(r.ratios[1]) != 2 {
-			t.Errorf("%s %d: %d lru runs and %d ttlstore runs, want 1 and 2", r.workload, r.capacity, len(r.ratios[0]), len(r.ratios[1]))
+			t.Errorf("%s %d: %d lru runs and %d ttlstore-random runs, want 1 and 2", r.workload, r.capacity, len(r.ratios[0]), len(r.ratios[1]))
 		}
 	}
 	if !slices.Contains(res.absent, "P2") || slices.Contains(res.absent, "P3") {

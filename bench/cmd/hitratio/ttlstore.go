@@ -10,7 +10,8 @@ import (
 
 // ttlstoreCache is a collection bounded by MaxDocuments with EvictColdest,
 // no TTL and ManualSweep, so that only the eviction policy decides what
-// stays. A key k is the document {"id":"<k>","v":1}; Get is Read of its id,
+// stays; its policy's hash has the fixed seed (the default), or a random
+// one (newTTLStoreRandom, RandomizeEviction). A key k is the document {"id":"<k>","v":1}; Get is Read of its id,
 // Set is Upsert of the document, built in a buffer the adapter reuses
 // (Upsert keeps its own copy).
 type ttlstoreCache struct {
@@ -18,11 +19,15 @@ type ttlstoreCache struct {
 	doc []byte
 }
 
-func newTTLStore(capacity int) cache {
+func newTTLStore(capacity int) cache       { return newTTLStoreSeeded(capacity, false) }
+func newTTLStoreRandom(capacity int) cache { return newTTLStoreSeeded(capacity, true) }
+
+func newTTLStoreSeeded(capacity int, random bool) cache {
 	c, err := ttlstore.New(ttlstore.Options{
-		MaxDocuments:  capacity,
-		Eviction:      ttlstore.EvictColdest,
-		SweepInterval: ttlstore.ManualSweep,
+		MaxDocuments:      capacity,
+		Eviction:          ttlstore.EvictColdest,
+		RandomizeEviction: random,
+		SweepInterval:     ttlstore.ManualSweep,
 	})
 	if err != nil {
 		panic(err)
