@@ -86,8 +86,9 @@ const (
 	// turns a duel far, so that with a seed drawn for each collection
 	// (Options.RandomizeEviction, and every collection before 2026-12-07)
 	// two runs of a workload differ: by up to 0.3 points of hit ratio on
-	// 98 of the 112 public trace rows of docs/bounded.md, up to 1.2 on
-	// some large disk traces at a small share of their keys. A fixed seed
+	// 98 of the 112 public trace rows of docs/bounded.md, up to about 1.6
+	// on a few (a database trace and large disk traces at a small share
+	// of their keys). A fixed seed
 	// lets ids be chosen to collide in the sketch, so that one-off
 	// documents look popular and are admitted over the hot set; where
 	// clients choose the ids, set RandomizeEviction.

@@ -102,8 +102,9 @@ type Options struct {
 	// set, for as long as it writes them (the collection's own table keeps
 	// its random seed either way, so no choice of ids slows a lookup).
 	// Set it where clients choose the ids; the hit ratio then differs from
-	// run to run, by less than half a point on most workloads and by up to
-	// 1.6 points on some (docs/bounded.md). Other policies ignore it.
+	// run to run, by up to 0.3 points on most workloads and by up to
+	// about 1.6 points on a few (docs/bounded.md). Other policies ignore
+	// it.
 	RandomizeEviction bool
 
 	// OnEvict, when not nil, is called once for every live document
