@@ -94,9 +94,9 @@ type Options struct {
 	// policy counts documents (in its frequency sketch, and in its memory
 	// of recent evictions) at random for each collection. The default, a
 	// fixed hash, makes the policy's choices the same in every run: a
-	// workload replayed in the same order evicts the same documents, and a
-	// test of code that uses the collection sees the same evictions each
-	// time. Its price is that ids can be chosen, offline, to collide in the
+	// workload replayed in the same order, from one goroutine, evicts the
+	// same documents, and a test of code that uses the collection sees the
+	// same evictions each time (see EvictColdest for expiry). Its price is that ids can be chosen, offline, to collide in the
 	// sketch: a client that picks the ids a service caches could make
 	// one-off documents look popular and get them admitted over the hot
 	// set, for as long as it writes them (the collection's own table keeps
