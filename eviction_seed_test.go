@@ -39,7 +39,7 @@ func evictionsOf(t *testing.T, expiry bool) (evicted, expired []string) {
 	defer c.Close()
 	r := rand.New(rand.NewPCG(7, 8))
 	zipf := rand.NewZipf(r, 1.05, 1, 1_000_000)
-	for i := range 40_000 {
+	for i := range 25_000 {
 		if expiry && i%50 == 0 {
 			mc.Add(time.Second)
 			c.Sweep()
@@ -69,14 +69,14 @@ func evictionsOf(t *testing.T, expiry bool) (evicted, expired []string) {
 // documents expire too, though OnExpire hears of those of one sweep in
 // the order of the table's shards. (With a random seed, as
 // RandomizeEviction asks and every collection had before 2026-12-07, the
-// workload without expiry evicts differently in about 4 runs of 5: one
-// collision in the sketch that turns a duel is enough.
-// TestRandomizeEvictionSeeds checks the seeds.)
+// test fails: one collision in the sketch that turns a duel is enough; so
+// it does with expiry if Sweep is left out. TestRandomizeEvictionSeeds
+// checks the seeds.)
 func TestEvictColdestSameInEveryRun(t *testing.T) {
 	for _, expiry := range []bool{false, true} {
 		first, firstExpired := evictionsOf(t, expiry)
 		slices.Sort(firstExpired)
-		for range 3 {
+		for range 2 {
 			evicted, expired := evictionsOf(t, expiry)
 			require.Equal(t, -1, firstDifference(first, evicted), "expiry %v: the same workload, the same evictions", expiry)
 			slices.Sort(expired)
