@@ -79,25 +79,24 @@ const (
 	// tables, not counted, are its sketch (32 KiB, or 8 bytes a document
 	// of MaxDocuments if more) and about 512 bytes.
 	//
-	// The sketch and the ghosts hash ids with a fixed seed, as Caffeine's
-	// do: a workload replayed in the same order, from one goroutine, keeps
-	// the same documents and has the same hit ratio in every run, and a
-	// test sees the same evictions each time. Where documents expire, that
-	// holds while expired documents are swept before a write needs room
-	// (Sweep after each move of a mock clock, with ManualSweep): the sweep
-	// that makes a write's room stops once it has the room, and takes the
-	// expired documents in the order of the table's shards, which its
-	// random seed places, so which stay to be evicted may differ
-	// (TestEvictColdestSameInEveryRun). W-TinyLFU carries one sketch collision that
-	// turns a duel far, so that with a seed drawn for each collection
-	// (Options.RandomizeEviction, and every collection before 2026-12-07)
-	// two runs of a workload differ: by up to 0.3 points of hit ratio on
-	// 98 of the 112 public trace rows of docs/bounded.md, up to about 1.6
-	// on a few (a database trace and large disk traces at a small share
-	// of their keys). A fixed seed
-	// lets ids be chosen to collide in the sketch, so that one-off
-	// documents look popular and are admitted over the hot set; where
-	// clients choose the ids, set RandomizeEviction.
+	// The sketch and the ghosts hash ids with a fixed seed, as Caffeine's do:
+	// a workload replayed in the same order, from one goroutine, keeps the
+	// same documents and has the same hit ratio in every run, and a test sees
+	// the same evictions each time. Where documents expire, that holds while
+	// expired documents are swept before a write needs room (Sweep after each
+	// move of a mock clock, with ManualSweep): the sweep that makes a write's
+	// room stops once it has the room, and takes the expired documents in the
+	// order of the table's shards, which its random seed places, so which stay
+	// to be evicted may differ (TestEvictColdestSameInEveryRun). W-TinyLFU
+	// carries one sketch collision that turns a duel far, so that with a seed
+	// drawn for each collection (Options.RandomizeEviction, and every
+	// collection before 2026-12-07) two runs of a workload differ: by up to
+	// 0.3 points of hit ratio on 98 of the 112 public trace rows of
+	// docs/bounded.md, up to about 1.6 on a few (a database trace and large
+	// disk traces at a small share of their keys). A fixed seed lets ids be
+	// chosen to collide in the sketch, so that one-off documents look popular
+	// and are admitted over the hot set; where clients choose the ids, set
+	// RandomizeEviction.
 	EvictColdest
 
 	// EvictSoonestExpiry evicts the documents that would expire soonest,

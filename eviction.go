@@ -167,10 +167,10 @@ func newColdest(hseed uint64, capacity int, requests func() (hits, misses uint64
 // len is the number of documents in the queues.
 func (p *coldest) len() int { return p.window.n + p.probation.n + p.protected.n }
 
-// added tells the policy of a new document. If mu is taken, the document waits in pend for
-// mu's holder to put it in the queues (lock), unless maxPending wait
-// already: a writer at the bound, which takes mu to pick its victim,
-// does not wait for it a second time behind another's pick
+// added tells the policy of a new document. If mu is taken, the document
+// waits in pend for mu's holder to put it in the queues (lock), unless
+// maxPending wait already: a writer at the bound, which takes mu to pick
+// its victim, does not wait for it a second time behind another's pick
 // (BenchmarkBoundedWrite in bench/, interleaved, 8 runs: 914 -> 867 ns a
 // write on 2 goroutines, 705 -> 716 on 1).
 func (p *coldest) added(e *entry) {

@@ -91,20 +91,20 @@ type Options struct {
 	Eviction EvictionPolicy
 
 	// RandomizeEviction, under EvictColdest, seeds the hash by which the
-	// policy counts documents (in its frequency sketch, and in its memory
-	// of recent evictions) at random for each collection. The default, a
-	// fixed hash, makes the policy's choices the same in every run: a
-	// workload replayed in the same order, from one goroutine, evicts the
-	// same documents, and a test of code that uses the collection sees the
-	// same evictions each time (see EvictColdest for expiry). Its price is that ids can be chosen, offline, to collide in the
-	// sketch: a client that picks the ids a service caches could make
-	// one-off documents look popular and get them admitted over the hot
-	// set, for as long as it writes them (the collection's own table keeps
-	// its random seed either way, so no choice of ids slows a lookup).
-	// Set it where clients choose the ids; the hit ratio then differs from
-	// run to run, by up to 0.3 points on most workloads and by up to
-	// about 1.6 points on a few (docs/bounded.md). Other policies ignore
-	// it.
+	// policy counts documents (in its frequency sketch, and in its memory of
+	// recent evictions) at random for each collection. The default, a fixed
+	// hash, makes the policy's choices the same in every run: a workload
+	// replayed in the same order, from one goroutine, evicts the same
+	// documents, and a test of code that uses the collection sees the same
+	// evictions each time (see EvictColdest for expiry). Its price is that ids
+	// can be chosen, offline, to collide in the sketch: a client that picks
+	// the ids a service caches could make one-off documents look popular and
+	// get them admitted over the hot set, for as long as it writes them (the
+	// collection's own table keeps its random seed either way, so no choice of
+	// ids slows a lookup). Set it where clients choose the ids; the hit ratio
+	// then differs from run to run, by up to 0.3 points on most workloads and
+	// by up to about 1.6 points on a few (docs/bounded.md). Other policies
+	// ignore it.
 	RandomizeEviction bool
 
 	// OnEvict, when not nil, is called once for every live document
