@@ -33,7 +33,7 @@ var matrixModes = map[string][]string{
 	"feed":                 {"feed"},
 	"callbacks":            {"callbacks"},
 	"typed":                {"typed"},
-	"all":                  {"durable", "bounded", "feed", "callbacks", "typed"},
+	"all":                  {"durable", "bounded", "randomized", "feed", "callbacks", "typed"},
 	// Every document that can expire in the far tree (expiry_far.go),
 	// whatever its ttl, so that every rule holds through its drains.
 	"far":      {"far"},
@@ -157,6 +157,8 @@ func mapsKeys[V any](m map[string]V) func(func(string) bool) {
 //   - bounded, bounded-soonest, bounded-none: a bound that holds the test's
 //     documents (1M documents, 1 GiB) under EvictColdest, EvictSoonestExpiry
 //     or NoEviction, so that every write takes the bound's path;
+//   - randomized: EvictColdest's policy hash seeded at random
+//     (RandomizeEviction) rather than fixed;
 //   - feed: a change feed, which Cleanup replays and compares with the
 //     documents the collection holds;
 //   - callbacks: OnExpire and OnEvict that call back into the collection
@@ -169,6 +171,7 @@ func newInMode(t testing.TB, opts ttlstore.Options, m *clock.Mock) (*ttlstore.Co
 		switch {
 		case has("bounded"):
 			opts.MaxDocuments, opts.MaxBytes, opts.Eviction = 1<<20, 1<<30, ttlstore.EvictColdest
+			opts.RandomizeEviction = has("randomized")
 		case has("bounded-soonest"):
 			opts.MaxDocuments, opts.MaxBytes, opts.Eviction = 1<<20, 1<<30, ttlstore.EvictSoonestExpiry
 		case has("bounded-none"):
